@@ -1,0 +1,87 @@
+package codec
+
+import (
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// zstdEncoders holds one encoder per encoder level. The library maps zstd's
+// 22 levels onto four encoder levels, so codecs whose levels map alike share
+// an encoder and its memory: once used, each of its GOMAXPROCS internal
+// encoders holds about 0.6 MiB at levels 1-2, 1.3 MiB at 3-5, 5 MiB at 6-9
+// and 35 MiB at 10-22.
+var zstdEncoders struct {
+	sync.Mutex
+	m map[zstd.EncoderLevel]*zstd.Encoder
+}
+
+// zstdEncoder returns the shared encoder for a zstd level, 0 meaning the
+// default level 3.
+func zstdEncoder(level int) (*zstd.Encoder, error) {
+	if level == 0 {
+		level = 3
+	}
+	l := zstd.EncoderLevelFromZstd(level)
+	zstdEncoders.Lock()
+	defer zstdEncoders.Unlock()
+	if e := zstdEncoders.m[l]; e != nil {
+		return e, nil
+	}
+	// EncodeAll is safe for concurrent use and runs each call on one of
+	// the encoder's internal encoders. There is one per P, as for the
+	// decoder, so that pages compressed in parallel do not queue for one.
+	e, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(l),
+		zstd.WithEncoderConcurrency(0),
+		// The page store checksums every page record (CRC32C); a second
+		// checksum would cost 4 bytes and a hash per page for nothing.
+		zstd.WithEncoderCRC(false),
+		// A window larger than a page is never used, but each encoder
+		// would still allocate its history buffer to the window size
+		// (8 MiB by default).
+		zstd.WithWindowSize(MaxPageSize),
+		zstd.WithLowerEncoderMem(true),
+		// Keep the image well-formed even for an empty page.
+		zstd.WithZeroFrames(true),
+	)
+	if err != nil {
+		return nil, err
+	}
+	if zstdEncoders.m == nil {
+		zstdEncoders.m = make(map[zstd.EncoderLevel]*zstd.Encoder)
+	}
+	zstdEncoders.m[l] = e
+	return e, nil
+}
+
+// zstdDecoder is the decoder shared by all Zstd codecs; decoding does not
+// depend on the level. DecodeAll is safe for concurrent use.
+var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil,
+		// One internal decoder per P, so concurrent reads do not queue.
+		zstd.WithDecoderConcurrency(0),
+		// DecodeAll writes into the page itself, so low-memory mode would
+		// save nothing and cost speed.
+		zstd.WithDecoderLowmem(false),
+		// Refuse frames claiming more than a page or a larger window
+		// before allocating for them.
+		zstd.WithDecoderMaxMemory(MaxPageSize),
+		// And never decode past the capacity we pass, dst[:0:len(dst)]:
+		// a corrupt frame then fails instead of growing the buffer.
+		zstd.WithDecodeAllCapLimit(true),
+	)
+})
+
+// decodeZstd decodes a Zstandard frame into dst.
+func decodeZstd(dst, src []byte) error {
+	d, err := zstdDecoder()
+	if err != nil {
+		return err
+	}
+	out, err := d.DecodeAll(src, dst[:0:len(dst)])
+	if err != nil {
+		return corrupt(Zstd, "%v", err)
+	}
+	return checkDecoded(Zstd, dst, out)
+}

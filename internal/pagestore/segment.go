@@ -1,0 +1,131 @@
+package pagestore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// Segment header layout (little endian), see docs/FORMAT.md:
+//
+//	0  magic     [8]byte "STRATSEG"
+//	8  version   uint32  1
+//	12 page size uint32
+//	16 segment   uint32  the segment's number (also in its file name)
+//	20 reserved  uint32  zero
+//	24 crc       uint32  CRC32C of bytes 0..24
+//	28 reserved  uint32  zero
+//
+// Records follow from offset segmentHeaderSize, packed back to back. When
+// the store syncs, it pads the rest of the current 4 KiB block with zeros so
+// that no block holding synced records is ever written again (a torn rewrite
+// of such a block could destroy acknowledged data). A zero where a record's
+// magic would be therefore means "skip to the next block boundary".
+const (
+	segmentHeaderSize = 32
+	segmentVersion    = 1
+	segmentSuffix     = ".seg"
+)
+
+var segmentMagic = [8]byte{'S', 'T', 'R', 'A', 'T', 'S', 'E', 'G'}
+
+func encodeSegmentHeader(dst []byte, pageSize int, num uint32) {
+	_ = dst[segmentHeaderSize-1]
+	copy(dst, segmentMagic[:])
+	binary.LittleEndian.PutUint32(dst[8:], segmentVersion)
+	binary.LittleEndian.PutUint32(dst[12:], uint32(pageSize))
+	binary.LittleEndian.PutUint32(dst[16:], num)
+	binary.LittleEndian.PutUint32(dst[20:], 0)
+	binary.LittleEndian.PutUint32(dst[24:], crc32.Checksum(dst[:24], castagnoli))
+	binary.LittleEndian.PutUint32(dst[28:], 0)
+}
+
+func checkSegmentHeader(b []byte, pageSize int, num uint32) error {
+	if len(b) < segmentHeaderSize {
+		return errors.New("short segment header")
+	}
+	if [8]byte(b[:8]) != segmentMagic {
+		return fmt.Errorf("bad segment magic %q", b[:8])
+	}
+	if got, want := binary.LittleEndian.Uint32(b[24:]), crc32.Checksum(b[:24], castagnoli); got != want {
+		return fmt.Errorf("segment header checksum mismatch (computed %#x, stored %#x)", want, got)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != segmentVersion {
+		return fmt.Errorf("unsupported segment version %d", v)
+	}
+	if ps := binary.LittleEndian.Uint32(b[12:]); ps != uint32(pageSize) {
+		return fmt.Errorf("segment page size %d, store page size %d", ps, pageSize)
+	}
+	if n := binary.LittleEndian.Uint32(b[16:]); n != num {
+		return fmt.Errorf("segment header says number %d, file name says %d", n, num)
+	}
+	return nil
+}
+
+func segmentFileName(num uint32) string { return fmt.Sprintf("%08d%s", num, segmentSuffix) }
+
+// parseSegmentFileName returns the number of a segment file name, or false.
+func parseSegmentFileName(name string) (uint32, bool) {
+	s, ok := strings.CutSuffix(name, segmentSuffix)
+	if !ok || len(s) != 8 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || n == 0 {
+		return 0, false
+	}
+	return uint32(n), true
+}
+
+// segment is one log file. The Store's table holds one reference; readers
+// pin it while they read, so that the cleaner can drop a segment while a
+// read is in flight and the file is closed only after the last reader.
+type segment struct {
+	num  uint32
+	path string
+	f    vfs.File
+	refs atomic.Int32
+
+	// Guarded by Store.mu.
+	size int64 // bytes of the segment holding data (for the head: its append position)
+	live int64 // bytes of the records the page map points to
+}
+
+func (s *segment) pin() { s.refs.Add(1) }
+
+func (s *segment) unpin() {
+	if s.refs.Add(-1) == 0 {
+		s.f.Close()
+	}
+}
+
+// readAligned reads the n bytes at off into scratch and returns them. With
+// direct I/O the read covers whole blocks, so scratch must be BlockSize
+// aligned and at least n+2*BlockSize long. Reading up to the end of the file
+// is fine: a record can end at EOF after recovery truncated the tail.
+func readAligned(f vfs.File, scratch []byte, off int64, n int) ([]byte, error) {
+	start := off &^ (vfs.BlockSize - 1)
+	end := (off + int64(n) + vfs.BlockSize - 1) &^ (vfs.BlockSize - 1)
+	if !f.Direct() {
+		start, end = off, off+int64(n)
+	}
+	buf := scratch[:end-start]
+	got, err := f.ReadAt(buf, start)
+	if int64(got) < off-start+int64(n) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf[off-start : off-start+int64(n)], nil
+}
+
+func segmentPath(dir string, num uint32) string { return filepath.Join(dir, segmentFileName(num)) }

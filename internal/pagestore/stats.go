@@ -1,0 +1,189 @@
+package pagestore
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/stratadb/strata/internal/codec"
+)
+
+// numCodecIDs bounds the codec ids the stats track.
+const numCodecIDs = 8
+
+type codecCounters struct {
+	compressions    atomic.Int64
+	compressNanos   atomic.Int64
+	compressIn      atomic.Int64
+	compressOut     atomic.Int64
+	decompressions  atomic.Int64
+	decompressNanos atomic.Int64
+}
+
+func (c *codecCounters) compress(d time.Duration, in, out int) {
+	c.compressions.Add(1)
+	c.compressNanos.Add(int64(d))
+	c.compressIn.Add(int64(in))
+	c.compressOut.Add(int64(out))
+}
+
+func (c *codecCounters) decompress(d time.Duration) {
+	c.decompressions.Add(1)
+	c.decompressNanos.Add(int64(d))
+}
+
+// counters are the store's running totals, updated without locks.
+type counters struct {
+	codec          [numCodecIDs]codecCounters
+	callerBytes    atomic.Int64 // raw bytes of pages callers wrote
+	fileBytes      atomic.Int64 // bytes written to segment and checkpoint files
+	pagesWritten   atomic.Int64
+	pagesRead      atomic.Int64
+	pagesFreed     atomic.Int64
+	diskReads      atomic.Int64
+	diskReadNanos  atomic.Int64
+	bufferReads    atomic.Int64
+	syncs          atomic.Int64
+	checkpoints    atomic.Int64
+	cleanPasses    atomic.Int64
+	segsCleaned    atomic.Int64
+	relocatedBytes atomic.Int64
+}
+
+func (c *counters) diskRead(d time.Duration) {
+	c.diskReads.Add(1)
+	c.diskReadNanos.Add(int64(d))
+}
+
+// CodecStats are the timings of one codec.
+type CodecStats struct {
+	Codec          codec.ID
+	Compressions   int64
+	CompressTime   time.Duration // total
+	CompressedIn   int64         // raw bytes compressed
+	CompressedOut  int64         // bytes they compressed to
+	Decompressions int64
+	DecompressTime time.Duration // total
+}
+
+// MeanDecompress is the average time to decompress one page (T_decom).
+func (c CodecStats) MeanDecompress() time.Duration {
+	if c.Decompressions == 0 {
+		return 0
+	}
+	return c.DecompressTime / time.Duration(c.Decompressions)
+}
+
+// MeanCompress is the average time to compress one page.
+func (c CodecStats) MeanCompress() time.Duration {
+	if c.Compressions == 0 {
+		return 0
+	}
+	return c.CompressTime / time.Duration(c.Compressions)
+}
+
+// Stats describe a store's space and work. Sizes are in bytes.
+type Stats struct {
+	PageSize  int
+	DirectIO  bool // segment files use direct I/O
+	LivePages int64
+	// LogicalBytes is LivePages × PageSize: what the pages take uncompressed.
+	LogicalBytes int64
+	// StoredBytes is the sum of the stored (compressed) payloads of live pages.
+	StoredBytes int64
+	// LiveRecordBytes is StoredBytes plus the record headers.
+	LiveRecordBytes int64
+	// PhysicalBytes is the size of all segment files and the checkpoint.
+	PhysicalBytes int64
+	// GarbageBytes is segment bytes not holding a live record: overwritten
+	// and freed pages, padding, headers. The cleaner reclaims it.
+	GarbageBytes int64
+	Segments     int
+	// CompressionRatio is r = LogicalBytes / StoredBytes.
+	CompressionRatio float64
+	// SpaceAmplification is PhysicalBytes / LiveRecordBytes.
+	SpaceAmplification float64
+	// WriteAmplification is FileBytesWritten / CallerBytesWritten.
+	WriteAmplification float64
+	FileBytesWritten   int64
+	CallerBytesWritten int64
+
+	PagesWritten, PagesRead, PagesFreed int64
+	// DiskReads and DiskReadTime time the reads that went to a segment
+	// file; MeanDiskRead is T_disk_read. BufferReads were served from the
+	// write buffer.
+	DiskReads    int64
+	DiskReadTime time.Duration
+	BufferReads  int64
+
+	Syncs, Checkpoints             int64
+	CleanerPasses, SegmentsCleaned int64
+	CleanerRelocatedBytes          int64
+	Codecs                         []CodecStats // codecs used so far
+}
+
+// MeanDiskRead is the average time of one page read from a segment file (T_disk_read).
+func (st Stats) MeanDiskRead() time.Duration {
+	if st.DiskReads == 0 {
+		return 0
+	}
+	return st.DiskReadTime / time.Duration(st.DiskReads)
+}
+
+// Stats returns a snapshot of the store's statistics.
+func (s *Store) Stats() Stats {
+	c := &s.stats
+	st := Stats{
+		PageSize:              s.pageSize,
+		FileBytesWritten:      c.fileBytes.Load(),
+		CallerBytesWritten:    c.callerBytes.Load(),
+		PagesWritten:          c.pagesWritten.Load(),
+		PagesRead:             c.pagesRead.Load(),
+		PagesFreed:            c.pagesFreed.Load(),
+		DiskReads:             c.diskReads.Load(),
+		DiskReadTime:          time.Duration(c.diskReadNanos.Load()),
+		BufferReads:           c.bufferReads.Load(),
+		Syncs:                 c.syncs.Load(),
+		Checkpoints:           c.checkpoints.Load(),
+		CleanerPasses:         c.cleanPasses.Load(),
+		SegmentsCleaned:       c.segsCleaned.Load(),
+		CleanerRelocatedBytes: c.relocatedBytes.Load(),
+	}
+	s.mu.RLock()
+	st.DirectIO = s.direct
+	st.LivePages = s.pmap.live
+	st.Segments = len(s.segs)
+	for _, seg := range s.segs {
+		st.LiveRecordBytes += seg.live
+		st.PhysicalBytes += seg.size
+		st.GarbageBytes += seg.size - seg.live
+	}
+	st.PhysicalBytes += s.ckptBytes
+	s.mu.RUnlock()
+	st.LogicalBytes = st.LivePages * int64(s.pageSize)
+	st.StoredBytes = st.LiveRecordBytes - st.LivePages*recordHeaderSize
+	if st.StoredBytes > 0 {
+		st.CompressionRatio = float64(st.LogicalBytes) / float64(st.StoredBytes)
+	}
+	if st.LiveRecordBytes > 0 {
+		st.SpaceAmplification = float64(st.PhysicalBytes) / float64(st.LiveRecordBytes)
+	}
+	if st.CallerBytesWritten > 0 {
+		st.WriteAmplification = float64(st.FileBytesWritten) / float64(st.CallerBytesWritten)
+	}
+	for id := range c.codec {
+		cc := &c.codec[id]
+		cs := CodecStats{
+			Codec:          codec.ID(id),
+			Compressions:   cc.compressions.Load(),
+			CompressTime:   time.Duration(cc.compressNanos.Load()),
+			CompressedIn:   cc.compressIn.Load(),
+			CompressedOut:  cc.compressOut.Load(),
+			Decompressions: cc.decompressions.Load(),
+			DecompressTime: time.Duration(cc.decompressNanos.Load()),
+		}
+		if cs.Compressions > 0 || cs.Decompressions > 0 {
+			st.Codecs = append(st.Codecs, cs)
+		}
+	}
+	return st
+}

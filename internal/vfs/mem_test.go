@@ -1,0 +1,851 @@
+package vfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+const rw = os.O_RDWR | os.O_CREATE
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func create(t *testing.T, fs FS, name string) File {
+	t.Helper()
+	f, err := fs.OpenFile(name, rw, 0o644, OpenOptions{})
+	must(t, err)
+	return f
+}
+
+func writeAt(t *testing.T, f File, s string, off int64) {
+	t.Helper()
+	n, err := f.WriteAt([]byte(s), off)
+	must(t, err)
+	if n != len(s) {
+		t.Fatalf("wrote %d of %d bytes", n, len(s))
+	}
+}
+
+// contents reads a whole file, or returns "<missing>".
+func contents(t *testing.T, fs FS, name string) string {
+	t.Helper()
+	f, err := fs.OpenFile(name, os.O_RDONLY, 0, OpenOptions{})
+	if errors.Is(err, os.ErrNotExist) {
+		return "<missing>"
+	}
+	must(t, err)
+	defer f.Close()
+	size, err := f.Size()
+	must(t, err)
+	buf := make([]byte, size)
+	if _, err := f.ReadAt(buf, 0); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	return string(buf)
+}
+
+func list(t *testing.T, fs FS, dir string) []string {
+	t.Helper()
+	names, err := fs.List(dir)
+	must(t, err)
+	return names
+}
+
+func TestMemUnsyncedWritesVanish(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "a")
+	must(t, m.SyncDir("/"))
+	writeAt(t, f, "synced", 0)
+	must(t, f.Sync())
+	writeAt(t, f, "+unsynced", 6)
+	writeAt(t, f, "X", 0) // overwrite of synced bytes, not synced
+
+	if got := contents(t, m, "a"); got != "Xynced+unsynced" {
+		t.Fatalf("before crash: %q", got)
+	}
+	c := m.CrashClone(CrashDropUnsynced, nil)
+	if got := contents(t, c, "a"); got != "synced" {
+		t.Fatalf("after crash: %q, want %q", got, "synced")
+	}
+	// The clone is independent of m.
+	if got := contents(t, m, "a"); got != "Xynced+unsynced" {
+		t.Fatalf("CrashClone changed the original: %q", got)
+	}
+	writeAt(t, create(t, c, "a"), "Z", 0)
+	if got := contents(t, m, "a"); got != "Xynced+unsynced" {
+		t.Fatalf("writing the clone changed the original: %q", got)
+	}
+}
+
+func TestMemSyncedSurvivesAndSyncIsPerFile(t *testing.T) {
+	m := NewMem()
+	must(t, m.MkdirAll("db", 0o755))
+	must(t, m.SyncDir("/"))
+	a, b := create(t, m, "db/a"), create(t, m, "db/b")
+	must(t, m.SyncDir("db"))
+	writeAt(t, a, "aaa", 0)
+	writeAt(t, b, "bbb", 0)
+	must(t, a.Sync())
+	c := m.CrashClone(CrashDropUnsynced, nil)
+	if got := contents(t, c, "db/a"); got != "aaa" {
+		t.Errorf("synced file: %q", got)
+	}
+	if got := contents(t, c, "db/b"); got != "" {
+		t.Errorf("file with durable entry but unsynced data: %q, want empty", got)
+	}
+}
+
+func TestMemCreateNeedsSyncDir(t *testing.T) {
+	m := NewMem()
+	must(t, m.MkdirAll("db", 0o755))
+	must(t, m.SyncDir("/"))
+	f := create(t, m, "db/seg")
+	writeAt(t, f, "data", 0)
+	must(t, f.Sync())
+
+	c := m.CrashClone(CrashDropUnsynced, nil)
+	if got := contents(t, c, "db/seg"); got != "<missing>" {
+		t.Fatalf("file synced but directory not: %q, want it gone", got)
+	}
+	if names := list(t, c, "db"); len(names) != 0 {
+		t.Fatalf("db lists %v", names)
+	}
+	must(t, m.SyncDir("db"))
+	c = m.CrashClone(CrashDropUnsynced, nil)
+	if got := contents(t, c, "db/seg"); got != "data" {
+		t.Fatalf("after SyncDir: %q", got)
+	}
+}
+
+func TestMemMkdirNeedsParentSync(t *testing.T) {
+	m := NewMem()
+	must(t, m.MkdirAll("a/b", 0o755))
+	f := create(t, m, "a/b/f")
+	must(t, f.Sync())
+	must(t, m.SyncDir("a/b"))
+	must(t, m.SyncDir("a"))
+	c := m.CrashClone(CrashDropUnsynced, nil)
+	if names := list(t, c, "/"); len(names) != 0 {
+		t.Fatalf("root not synced, yet lists %v", names)
+	}
+	must(t, m.SyncDir("/"))
+	c = m.CrashClone(CrashDropUnsynced, nil)
+	if got := list(t, c, "a/b"); !slices.Equal(got, []string{"f"}) {
+		t.Fatalf("a/b lists %v", got)
+	}
+}
+
+func TestMemRenameDurableOnlyAfterSyncDir(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "tmp")
+	writeAt(t, f, "v2", 0)
+	must(t, f.Sync())
+	old := create(t, m, "current")
+	writeAt(t, old, "v1", 0)
+	must(t, old.Sync())
+	must(t, m.SyncDir("/"))
+
+	must(t, m.Rename("tmp", "current"))
+	if got := contents(t, m, "current"); got != "v2" {
+		t.Fatalf("current after rename: %q", got)
+	}
+	c := m.CrashClone(CrashDropUnsynced, nil)
+	if got, want := list(t, c, "/"), []string{"current", "tmp"}; !slices.Equal(got, want) {
+		t.Fatalf("crash before SyncDir lists %v, want %v", got, want)
+	}
+	if got := contents(t, c, "current"); got != "v1" {
+		t.Fatalf("crash before SyncDir: current = %q, want v1", got)
+	}
+
+	must(t, m.SyncDir("/"))
+	c = m.CrashClone(CrashDropUnsynced, nil)
+	if got, want := list(t, c, "/"), []string{"current"}; !slices.Equal(got, want) {
+		t.Fatalf("crash after SyncDir lists %v, want %v", got, want)
+	}
+	if got := contents(t, c, "current"); got != "v2" {
+		t.Fatalf("crash after SyncDir: current = %q, want v2", got)
+	}
+}
+
+func TestMemRenameAcrossDirsSharesNode(t *testing.T) {
+	m := NewMem()
+	must(t, m.MkdirAll("a", 0o755))
+	must(t, m.MkdirAll("b", 0o755))
+	must(t, m.SyncDir("/"))
+	f := create(t, m, "a/x")
+	must(t, m.SyncDir("a"))
+	must(t, m.Rename("a/x", "b/x"))
+	must(t, m.SyncDir("b"))
+	writeAt(t, f, "shared", 0)
+	must(t, f.Sync())
+	// a's durable entries still name x: the image has x under both names,
+	// one node, as a hard link would.
+	c := m.CrashClone(CrashDropUnsynced, nil)
+	if a, b := contents(t, c, "a/x"), contents(t, c, "b/x"); a != "shared" || b != "shared" {
+		t.Fatalf("a/x = %q, b/x = %q", a, b)
+	}
+	writeAt(t, create(t, c, "a/x"), "S", 0)
+	if got := contents(t, c, "b/x"); got != "Shared" {
+		t.Fatalf("a/x and b/x are not one node after the crash: b/x = %q", got)
+	}
+}
+
+func TestMemRemoveDurableOnlyAfterSyncDir(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "old")
+	writeAt(t, f, "x", 0)
+	must(t, f.Sync())
+	must(t, m.SyncDir("/"))
+	must(t, m.Remove("old"))
+	if got := contents(t, m, "old"); got != "<missing>" {
+		t.Fatalf("removed file still there: %q", got)
+	}
+	// Still readable through the open handle, as on Unix.
+	buf := make([]byte, 1)
+	if _, err := f.ReadAt(buf, 0); err != nil || buf[0] != 'x' {
+		t.Fatalf("read of removed open file: %q, %v", buf, err)
+	}
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "old"); got != "x" {
+		t.Fatalf("removal not synced, crash image: %q, want x", got)
+	}
+	must(t, m.SyncDir("/"))
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "old"); got != "<missing>" {
+		t.Fatalf("removal synced, crash image: %q", got)
+	}
+}
+
+// TestMemTorn checks every torn image against the model: there is an n with
+// the image equal to cur[:n] then dur[n:], except random bytes confined to
+// the last sector below n and above len(dur).
+func TestMemTorn(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	must(t, m.SyncDir("/"))
+	dur := bytes.Repeat([]byte("D"), 1000)
+	writeAt(t, f, string(dur), 0)
+	must(t, f.Sync())
+	// Change the durable region from 900 on and append 200 bytes.
+	tail := bytes.Repeat([]byte("C"), 300)
+	writeAt(t, f, string(tail), 900)
+	cur := append(slices.Clone(dur[:900]), tail...)
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	var sawDur, sawCur, sawMid, sawGarbage bool
+	for range 3000 {
+		got := []byte(contents(t, m.CrashClone(CrashTorn, rng), "f"))
+		if len(got) < len(dur) || len(got) > len(cur) {
+			t.Fatalf("torn size %d outside [%d, %d]", len(got), len(dur), len(cur))
+		}
+		garbage := false
+		if n := len(got); n > len(dur) {
+			// The file grew, so n = len(got): the image is cur[:n], except
+			// that the last sector above len(dur) may be garbage.
+			start := max(len(dur), (n-1)/tornSector*tornSector)
+			if !bytes.Equal(got[:start], cur[:start]) {
+				t.Fatalf("torn image of %d bytes differs from cur below %d", n, start)
+			}
+			garbage = !bytes.Equal(got[start:], cur[start:n])
+		} else {
+			// n <= len(dur): the image follows cur up to some n, then dur.
+			k := 0
+			for k < len(got) && got[k] == cur[k] {
+				k++
+			}
+			if !bytes.Equal(got[k:], dur[k:]) {
+				t.Fatalf("torn image follows neither cur nor dur at offset %d", k)
+			}
+		}
+		switch {
+		case garbage:
+			sawGarbage = true
+		case bytes.Equal(got, dur):
+			sawDur = true
+		case bytes.Equal(got, cur):
+			sawCur = true
+		default:
+			sawMid = true
+		}
+	}
+	if !sawDur || !sawCur || !sawMid || !sawGarbage {
+		t.Fatalf("outcomes: durable %v, current %v, in between %v, torn sector %v; want all",
+			sawDur, sawCur, sawMid, sawGarbage)
+	}
+
+	// Deterministic: the same seed gives the same image.
+	a := contents(t, m.CrashClone(CrashTorn, rand.New(rand.NewPCG(7, 7))), "f")
+	b := contents(t, m.CrashClone(CrashTorn, rand.New(rand.NewPCG(7, 7))), "f")
+	if a != b {
+		t.Fatal("same seed, different torn images")
+	}
+}
+
+func TestMemTornContentsExact(t *testing.T) {
+	// Direct checks of the model on small inputs, every n reachable.
+	cur, dur := []byte("abcXYZ"), []byte("abcdefghij")
+	seen := map[string]bool{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 500 {
+		seen[string(tornContents(cur, dur, rng))] = true
+	}
+	// p = 3; n in [3, 6]; len(dur) > n always, so no garbage.
+	want := []string{"abcXYZghij", "abcXYfghij", "abcXefghij", "abcdefghij"}
+	if got := slices.Sorted(func(yield func(string) bool) {
+		for s := range seen {
+			if !yield(s) {
+				return
+			}
+		}
+	}); !slices.Equal(got, want) {
+		t.Fatalf("torn images %q, want %q", got, want)
+	}
+}
+
+func TestMemCrashInPlace(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	must(t, m.SyncDir("/"))
+	writeAt(t, f, "keep", 0)
+	must(t, f.Sync())
+	writeAt(t, f, "lose", 4)
+	l, err := m.Lock("LOCK")
+	must(t, err)
+
+	m.Crash(CrashDropUnsynced, nil)
+
+	if _, err := f.ReadAt(make([]byte, 1), 0); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("read on pre-crash handle: %v, want ErrCrashed", err)
+	}
+	if _, err := f.WriteAt([]byte("x"), 0); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("write on pre-crash handle: %v, want ErrCrashed", err)
+	}
+	if err := f.Sync(); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("sync on pre-crash handle: %v, want ErrCrashed", err)
+	}
+	if got := contents(t, m, "f"); got != "keep" {
+		t.Fatalf("after crash: %q", got)
+	}
+	// LOCK's entry was never synced, and the lock table is new.
+	if got := contents(t, m, "LOCK"); got != "<missing>" {
+		t.Fatalf("LOCK survived: %q", got)
+	}
+	l2, err := m.Lock("LOCK")
+	if err != nil {
+		t.Fatalf("lock after crash: %v", err)
+	}
+	if err := l.Close(); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("closing pre-crash lock: %v", err)
+	}
+	if _, err := m.Lock("LOCK"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("closing the pre-crash lock released the new one: %v", err)
+	}
+	must(t, l2.Close())
+	// New handles work.
+	g := create(t, m, "f")
+	writeAt(t, g, "new", 4)
+	must(t, g.Sync())
+	if got := contents(t, m, "f"); got != "keepnew" {
+		t.Fatalf("write after reboot: %q", got)
+	}
+}
+
+func TestMemInjectAfter(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	m.SetInjector(InjectAfter(2, OpSync))
+	for i := range 4 {
+		writeAt(t, f, fmt.Sprint(i), int64(i))
+		err := f.Sync()
+		if i < 2 && err != nil {
+			t.Fatalf("sync %d: %v", i, err)
+		}
+		if i >= 2 && !errors.Is(err, ErrInjected) {
+			t.Fatalf("sync %d: %v, want ErrInjected", i, err)
+		}
+	}
+	must(t, m.SyncDir("/")) // not a matching op
+	m.SetInjector(nil)
+	// The failed syncs made nothing durable.
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != "01" {
+		t.Fatalf("durable after failed syncs: %q, want 01", got)
+	}
+
+	m.SetInjector(InjectAfter(0, OpOpen))
+	if _, err := m.OpenFile("f", os.O_RDONLY, 0, OpenOptions{}); !errors.Is(err, ErrInjected) {
+		t.Fatalf("open: %v", err)
+	}
+}
+
+func TestMemInjectRandom(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	m.SetInjector(InjectRandom(rand.New(rand.NewPCG(1, 1)), 0.5, OpWrite))
+	failed := 0
+	for i := range 200 {
+		if _, err := f.WriteAt([]byte{1}, int64(i)); err != nil {
+			if !errors.Is(err, ErrInjected) {
+				t.Fatal(err)
+			}
+			failed++
+		}
+	}
+	if failed < 50 || failed > 150 {
+		t.Fatalf("%d of 200 writes failed with p = 0.5", failed)
+	}
+	must(t, f.Sync()) // not a matching op
+}
+
+func TestMemShortWrite(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	writeAt(t, f, "..........", 0)
+	var calls []string
+	m.SetShortWrites(func(path string, off int64, n int) int {
+		calls = append(calls, fmt.Sprintf("%s@%d+%d", path, off, n))
+		return 3
+	})
+	n, err := f.WriteAt([]byte("abcdef"), 2)
+	if n != 3 || !errors.Is(err, ErrInjected) || !errors.Is(err, io.ErrShortWrite) {
+		t.Fatalf("short write: n = %d, err = %v", n, err)
+	}
+	if want := []string{"f@2+6"}; !slices.Equal(calls, want) {
+		t.Fatalf("hook calls %v, want %v", calls, want)
+	}
+	m.SetShortWrites(nil)
+	if got := contents(t, m, "f"); got != "..abc....." {
+		t.Fatalf("after short write: %q", got)
+	}
+	// A short write past the end extends the file only by what was written.
+	m.SetShortWrites(func(string, int64, int) int { return 0 })
+	if n, err := f.WriteAt([]byte("zz"), 20); n != 0 || err == nil {
+		t.Fatalf("zero-byte short write: %d, %v", n, err)
+	}
+	m.SetShortWrites(nil)
+	if size, _ := f.Size(); size != 10 {
+		t.Fatalf("size %d after a zero-byte short write past the end", size)
+	}
+}
+
+// workload is a deterministic sequence of mutating operations; step i is
+// exactly one mutating operation, so running the first k steps and crashing
+// must give the same image as CrashAfterOps(k).
+func workload(fs FS) []func() error {
+	var f File
+	open := func(name string) func() error {
+		return func() (err error) {
+			f, err = fs.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644, OpenOptions{})
+			return err
+		}
+	}
+	write := func(s string, off int64) func() error {
+		return func() error { _, err := f.WriteAt([]byte(s), off); return err }
+	}
+	return []func() error{
+		func() error { return fs.MkdirAll("db", 0o755) },
+		func() error { return fs.SyncDir("/") },
+		open("db/tmp"),
+		write("hello", 0),
+		func() error { return f.Sync() },
+		write(" world", 5),
+		func() error { return fs.SyncDir("db") },
+		func() error { return f.Sync() },
+		func() error { return fs.Rename("db/tmp", "db/final") },
+		func() error { return f.Truncate(3) },
+		func() error { return fs.SyncDir("db") },
+		open("db/other"),
+		write("x", 0),
+		func() error { return fs.Remove("db/final") },
+		func() error { return f.Sync() },
+		func() error { return fs.SyncDir("db") },
+	}
+}
+
+// image renders a file system's full contents.
+func image(t *testing.T, fs FS) string {
+	t.Helper()
+	var b bytes.Buffer
+	var walk func(dir string)
+	walk = func(dir string) {
+		for _, name := range list(t, fs, dir) {
+			p := dir + "/" + name
+			fi, err := fs.Stat(p)
+			must(t, err)
+			if fi.IsDir() {
+				fmt.Fprintf(&b, "%s/\n", p)
+				walk(p)
+			} else {
+				fmt.Fprintf(&b, "%s = %q\n", p, contents(t, fs, p))
+			}
+		}
+	}
+	walk("")
+	return b.String()
+}
+
+func TestMemCrashAfterOps(t *testing.T) {
+	probe := NewMem()
+	for i, step := range workload(probe) {
+		if err := step(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	count := probe.OpCount()
+	if count != len(workload(probe)) {
+		t.Fatalf("OpCount = %d, want one per step (%d)", count, len(workload(probe)))
+	}
+
+	images := map[string]bool{}
+	for k := 0; k <= count; k++ {
+		// Reference: run exactly k steps, then crash.
+		ref := NewMem()
+		for _, step := range workload(ref)[:k] {
+			must(t, step())
+		}
+		want := image(t, ref.CrashClone(CrashDropUnsynced, nil))
+
+		m := NewMem()
+		m.CrashAfterOps(k)
+		var failedAt = -1
+		for i, step := range workload(m) {
+			if err := step(); err != nil {
+				if !errors.Is(err, ErrCrashed) {
+					t.Fatalf("k=%d: step %d: %v, want ErrCrashed", k, i, err)
+				}
+				failedAt = i
+				break
+			}
+		}
+		if k < count && failedAt != k {
+			t.Fatalf("k=%d: first failure at step %d", k, failedAt)
+		}
+		if k < count && !m.Crashed() {
+			t.Fatalf("k=%d: not crashed", k)
+		}
+		if k < count {
+			// Everything fails once crashed, reads included.
+			if _, err := m.List("/"); !errors.Is(err, ErrCrashed) {
+				t.Fatalf("k=%d: List after crash: %v", k, err)
+			}
+		}
+		got := image(t, m.CrashedClone(CrashDropUnsynced, nil))
+		if got != want {
+			t.Fatalf("k=%d: crash image\n%s\nwant\n%s", k, got, want)
+		}
+		images[got] = true
+	}
+	if len(images) < 5 {
+		t.Fatalf("only %d distinct crash images over %d points: workload too weak", len(images), count+1)
+	}
+
+	// Rebooting in place after the crash point makes the FS usable.
+	m := NewMem()
+	m.CrashAfterOps(7) // after SyncDir("db"), before the second Sync
+	for _, step := range workload(m) {
+		if step() != nil {
+			break
+		}
+	}
+	m.Crash(CrashDropUnsynced, nil)
+	if m.Crashed() {
+		t.Fatal("still crashed after Crash")
+	}
+	if got := contents(t, m, "db/tmp"); got != "hello" {
+		t.Fatalf("after reboot: db/tmp = %q", got)
+	}
+}
+
+func TestMemCrashAfterZero(t *testing.T) {
+	m := NewMem()
+	m.CrashAfterOps(0)
+	if !m.Crashed() {
+		t.Fatal("CrashAfterOps(0) did not crash at once")
+	}
+	if _, err := m.OpenFile("x", rw, 0o644, OpenOptions{}); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("open: %v", err)
+	}
+	if m.OpCount() != 0 {
+		t.Fatalf("OpCount %d: refused ops must not count", m.OpCount())
+	}
+}
+
+func TestMemDirectAlignment(t *testing.T) {
+	m := NewMem()
+	f, err := m.OpenFile("f", rw, 0o644, OpenOptions{Direct: true})
+	must(t, err)
+	if !f.Direct() {
+		t.Fatal("Direct() false")
+	}
+	buf := AlignedBuffer(2 * BlockSize)
+	buf[0], buf[BlockSize] = 1, 2
+	if n, err := f.WriteAt(buf, BlockSize); err != nil || n != len(buf) {
+		t.Fatalf("aligned write: %d, %v", n, err)
+	}
+	cases := []struct {
+		name string
+		b    []byte
+		off  int64
+	}{
+		{"offset", buf[:BlockSize], 512},
+		{"length", buf[:100], 0},
+		{"address", AlignedBuffer(3 * BlockSize)[1 : BlockSize+1], 0},
+	}
+	for _, c := range cases {
+		if _, err := f.WriteAt(c.b, c.off); !errors.Is(err, ErrUnaligned) || !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("write with unaligned %s: %v, want ErrUnaligned", c.name, err)
+		}
+		if _, err := f.ReadAt(c.b, c.off); !errors.Is(err, ErrUnaligned) {
+			t.Errorf("read with unaligned %s: %v, want ErrUnaligned", c.name, err)
+		}
+	}
+	got := AlignedBuffer(BlockSize)
+	if n, err := f.ReadAt(got, 2*BlockSize); err != nil || n != BlockSize || got[0] != 2 {
+		t.Fatalf("aligned read: %d, %v, first byte %d", n, err, got[0])
+	}
+	// A buffered handle on the same file has no alignment rule.
+	g := create(t, m, "f")
+	if _, err := g.WriteAt([]byte("x"), 3); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMemOpenFlags(t *testing.T) {
+	m := NewMem()
+	if _, err := m.OpenFile("nodir/f", rw, 0o644, OpenOptions{}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("create in missing dir: %v", err)
+	}
+	if _, err := m.OpenFile("f", os.O_RDWR, 0, OpenOptions{}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("open missing without O_CREATE: %v", err)
+	}
+	f := create(t, m, "f")
+	writeAt(t, f, "abc", 0)
+	if _, err := m.OpenFile("f", rw|os.O_EXCL, 0o644, OpenOptions{}); !errors.Is(err, os.ErrExist) {
+		t.Errorf("O_EXCL on existing: %v", err)
+	}
+	r, err := m.OpenFile("f", os.O_RDONLY, 0, OpenOptions{})
+	must(t, err)
+	if _, err := r.WriteAt([]byte("x"), 0); err == nil {
+		t.Error("write on read-only handle succeeded")
+	}
+	if err := r.Truncate(0); err == nil {
+		t.Error("truncate on read-only handle succeeded")
+	}
+	w, err := m.OpenFile("f", os.O_WRONLY, 0, OpenOptions{})
+	must(t, err)
+	if _, err := w.ReadAt(make([]byte, 1), 0); err == nil {
+		t.Error("read on write-only handle succeeded")
+	}
+	if _, err := m.OpenFile("f", os.O_WRONLY|os.O_TRUNC, 0, OpenOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := contents(t, m, "f"); got != "" {
+		t.Errorf("after O_TRUNC: %q", got)
+	}
+	if _, err := m.OpenFile("f", os.O_WRONLY|os.O_APPEND, 0, OpenOptions{}); err == nil {
+		t.Error("O_APPEND accepted")
+	}
+	must(t, m.MkdirAll("d", 0o755))
+	if _, err := m.OpenFile("d", os.O_RDONLY, 0, OpenOptions{}); !errors.Is(err, syscall.EISDIR) {
+		t.Errorf("open of a directory: %v", err)
+	}
+	if _, err := m.OpenFile("../f", os.O_RDONLY, 0, OpenOptions{}); err == nil {
+		t.Error("path above the root accepted")
+	}
+	// Paths are cleaned: these name the same file.
+	writeAt(t, create(t, m, "/d/../d/./g"), "same", 0)
+	if got := contents(t, m, "d/g"); got != "same" {
+		t.Errorf("cleaned path: %q", got)
+	}
+	must(t, f.Close())
+	if err := f.Close(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("second close: %v", err)
+	}
+	if _, err := f.ReadAt(make([]byte, 1), 0); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("read after close: %v", err)
+	}
+}
+
+func TestMemReadWriteBeyondEOF(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	writeAt(t, f, "xy", 4)
+	if got := contents(t, m, "f"); got != "\x00\x00\x00\x00xy" {
+		t.Fatalf("write past EOF: %q", got)
+	}
+	buf := make([]byte, 4)
+	n, err := f.ReadAt(buf, 3)
+	if n != 3 || err != io.EOF || string(buf[:3]) != "\x00xy" {
+		t.Fatalf("read across EOF: %d, %v, %q", n, err, buf[:n])
+	}
+	if n, err := f.ReadAt(buf, 100); n != 0 || err != io.EOF {
+		t.Fatalf("read past EOF: %d, %v", n, err)
+	}
+
+	// Shrink then grow: the regrown bytes are zeros, not the old data,
+	// and the durable contents are not disturbed.
+	writeAt(t, f, "abcdefgh", 0)
+	must(t, f.Sync())
+	must(t, f.Truncate(2))
+	must(t, f.Truncate(5))
+	if got := contents(t, m, "f"); got != "ab\x00\x00\x00" {
+		t.Fatalf("shrink then grow: %q", got)
+	}
+	writeAt(t, f, "Z", 7)
+	if got := contents(t, m, "f"); got != "ab\x00\x00\x00\x00\x00Z" {
+		t.Fatalf("write past regrown end: %q", got)
+	}
+	must(t, m.SyncDir("/"))
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != "abcdefgh" {
+		t.Fatalf("durable contents changed by unsynced truncates: %q", got)
+	}
+}
+
+func TestMemSyncCopyOnWrite(t *testing.T) {
+	// Sync shares the data; later writes must not leak into the durable
+	// copy, whether in place, appended within capacity, or after growth.
+	m := NewMem()
+	f := create(t, m, "f")
+	must(t, m.SyncDir("/"))
+	writeAt(t, f, string(bytes.Repeat([]byte("a"), 100)), 0)
+	must(t, f.Truncate(10)) // leaves spare capacity
+	must(t, f.Sync())
+	writeAt(t, f, "BBBB", 10) // append within capacity
+	writeAt(t, f, "C", 0)     // in place
+	must(t, f.Sync())
+	writeAt(t, f, "D", 1)
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != "Caaaaaaaaa"+"BBBB" {
+		t.Fatalf("durable: %q", got)
+	}
+	if got := contents(t, m, "f"); got != "CDaaaaaaaa"+"BBBB" {
+		t.Fatalf("current: %q", got)
+	}
+}
+
+func TestMemRenameErrors(t *testing.T) {
+	m := NewMem()
+	must(t, m.MkdirAll("d/sub", 0o755))
+	create(t, m, "d/sub/f")
+	create(t, m, "g")
+	if err := m.Rename("missing", "x"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("rename of missing: %v", err)
+	}
+	if err := m.Rename("g", "d"); !errors.Is(err, syscall.EISDIR) {
+		t.Errorf("file over dir: %v", err)
+	}
+	if err := m.Rename("d", "d/sub/x"); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("dir into itself: %v", err)
+	}
+	if err := m.Remove("d"); !errors.Is(err, syscall.ENOTEMPTY) {
+		t.Errorf("remove non-empty dir: %v", err)
+	}
+	must(t, m.Rename("d", "e"))
+	if got := list(t, m, "e/sub"); !slices.Equal(got, []string{"f"}) {
+		t.Errorf("renamed dir lists %v", got)
+	}
+	fi, err := m.Stat("e/sub/f")
+	must(t, err)
+	if fi.IsDir() || fi.Name() != "f" || fi.Size() != 0 {
+		t.Errorf("stat: %v %v %v", fi.IsDir(), fi.Name(), fi.Size())
+	}
+	if fi, err := m.Stat("e"); err != nil || !fi.IsDir() {
+		t.Errorf("stat dir: %v", err)
+	}
+}
+
+func TestMemLock(t *testing.T) {
+	m := NewMem()
+	l, err := m.Lock("LOCK")
+	must(t, err)
+	if _, err := m.Lock("/LOCK"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second lock: %v, want ErrLocked", err)
+	}
+	must(t, l.Close())
+	l, err = m.Lock("LOCK")
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	must(t, l.Close())
+	if got := list(t, m, "/"); !slices.Equal(got, []string{"LOCK"}) {
+		t.Fatalf("Lock did not create its file: %v", got)
+	}
+}
+
+func TestMemConcurrent(t *testing.T) {
+	m := NewMem()
+	must(t, m.MkdirAll("d", 0o755))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("d/f%d", g)
+			f, err := m.OpenFile(name, rw, 0o644, OpenOptions{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			shared, err := m.OpenFile("d/shared", rw, 0o644, OpenOptions{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			buf := make([]byte, 64)
+			for i := range 200 {
+				for j := range buf {
+					buf[j] = byte(g)
+				}
+				if _, err := f.WriteAt(buf, int64(i*len(buf))); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := shared.WriteAt(buf, int64(g*len(buf))); err != nil {
+					t.Error(err)
+					return
+				}
+				if i%10 == 0 {
+					if err := f.Sync(); err != nil {
+						t.Error(err)
+					}
+					if err := m.SyncDir("d"); err != nil {
+						t.Error(err)
+					}
+					_ = m.CrashClone(CrashTorn, rand.New(rand.NewPCG(uint64(g), uint64(i))))
+				}
+				if _, err := f.ReadAt(buf, 0); err != nil {
+					t.Error(err)
+				}
+				if _, err := m.List("d"); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for g := range 8 {
+		want := bytes.Repeat([]byte{byte(g)}, 64*200)
+		if got := contents(t, m, fmt.Sprintf("d/f%d", g)); got != string(want) {
+			t.Fatalf("f%d corrupted", g)
+		}
+	}
+}
+
+func TestOpString(t *testing.T) {
+	for op := Op(0); op < numOps; op++ {
+		if s := op.String(); s == "" || s[0] == 'O' {
+			t.Errorf("Op(%d).String() = %q", op, s)
+		}
+	}
+	if s := CrashTorn.String(); s != "torn" {
+		t.Errorf("CrashTorn.String() = %q", s)
+	}
+}
