@@ -79,10 +79,11 @@ type Store struct {
 	sinceCkpt  int64 // log bytes appended since the last checkpoint
 	ckptBytes  int64 // size of the checkpoint file
 
-	direct   bool
-	scratch  sync.Pool // *[]byte, aligned read buffers
-	compBufs sync.Pool // *[]byte, compression buffers
-	stats    counters
+	direct       bool
+	directWarned bool
+	scratch      sync.Pool // *[]byte, aligned read buffers
+	compBufs     sync.Pool // *[]byte, compression buffers
+	stats        counters
 
 	bgStop chan struct{}
 	bgKick chan struct{}
@@ -356,11 +357,9 @@ func (s *Store) newHead() error {
 // noteDirect records whether direct I/O is in effect and says so once when
 // the file system refused it.
 func (s *Store) noteDirect(f vfs.File) {
-	if f.Direct() == s.direct {
-		return
-	}
 	s.direct = f.Direct()
-	if !s.opts.DisableDirectIO && !f.Direct() {
+	if !s.opts.DisableDirectIO && !f.Direct() && !s.directWarned {
+		s.directWarned = true
 		s.log.Warn("pagestore: file system refused direct I/O; using buffered I/O", "file", f.Name())
 	}
 }

@@ -92,3 +92,13 @@ type File interface {
 	// Name is the path the file was opened with.
 	Name() string
 }
+
+// The implementations, checked at compile time.
+var (
+	_ FS   = osFS{}
+	_ FS   = (*MemFS)(nil)
+	_ FS   = (*LatencyFS)(nil)
+	_ File = (*osFile)(nil)
+	_ File = (*memFile)(nil)
+	_ File = (*latencyFile)(nil)
+)
