@@ -142,6 +142,9 @@ func Open(dir string, opts Options) (*Store, error) {
 // PageSize is the store's logical page size.
 func (s *Store) PageSize() int { return s.pageSize }
 
+// Codec is the codec new pages are written with.
+func (s *Store) Codec() codec.Codec { return s.codec }
+
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
 

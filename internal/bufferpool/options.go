@@ -1,0 +1,97 @@
+package bufferpool
+
+import (
+	"fmt"
+	"log/slog"
+	"math/bits"
+	"runtime"
+	"time"
+)
+
+// Defaults for Options.
+const (
+	DefaultCacheSize          = 64 << 20
+	DefaultControllerInterval = 100 * time.Millisecond
+	DefaultMinShare           = 0.05
+	DefaultInitialShare       = 0.5
+	DefaultDirtyLimit         = 0.25
+	// chunkSize is the unit of compressed-image memory: images are stored
+	// as chains of 512-byte chunks, so an image wastes under 512 bytes
+	// (3% of an 8 KiB image) and any freed chunk fits any image.
+	chunkSize = 512
+)
+
+// Options configure a Pool. The zero value is valid.
+type Options struct {
+	// CacheSize is the memory budget in bytes for uncompressed frames,
+	// compressed images and the pool's own metadata together.
+	// Default: 64 MiB.
+	CacheSize int64
+	// FixedShare fixes the compressed tier's share R of the budget at
+	// CompressedShare. By default R is tuned online (auto), starting from
+	// CompressedShare (default 0.5).
+	FixedShare bool
+	// CompressedShare is R, the share of the budget (0..1) given to
+	// compressed images: the fixed value, or the starting point of the
+	// automatic controller.
+	CompressedShare float64
+	// MinShare is the floor each tier keeps under automatic control.
+	// Default: 0.05.
+	MinShare float64
+	// ControllerInterval is how often the automatic controller moves R.
+	// Default: 100 ms.
+	ControllerInterval time.Duration
+	// Partitions is the number of independent partitions (a power of
+	// two); pages are spread over them by a hash of their id. Default: the
+	// smallest power of two ≥ GOMAXPROCS.
+	Partitions int
+	// DirtyLimit is the share of frames (0..1) that may be dirty before
+	// the page cleaners start writing them back. Default: 0.25.
+	DirtyLimit float64
+	// Logger receives rare events. Default: discard.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.CacheSize == 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	if !o.FixedShare && o.CompressedShare == 0 {
+		o.CompressedShare = DefaultInitialShare
+	}
+	if o.MinShare == 0 {
+		o.MinShare = DefaultMinShare
+	}
+	if o.ControllerInterval == 0 {
+		o.ControllerInterval = DefaultControllerInterval
+	}
+	if o.Partitions == 0 {
+		o.Partitions = 1 << bits.Len(uint(runtime.GOMAXPROCS(0)-1))
+	}
+	if o.DirtyLimit == 0 {
+		o.DirtyLimit = DefaultDirtyLimit
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+func (o Options) validate(pageSize int) error {
+	if o.CompressedShare < 0 || o.CompressedShare > 1 {
+		return fmt.Errorf("bufferpool: compressed share %v not in [0, 1]", o.CompressedShare)
+	}
+	if o.MinShare < 0 || o.MinShare >= 0.5 {
+		return fmt.Errorf("bufferpool: min share %v not in [0, 0.5)", o.MinShare)
+	}
+	if o.Partitions < 1 || o.Partitions&(o.Partitions-1) != 0 || o.Partitions > 1024 {
+		return fmt.Errorf("bufferpool: partitions %d is not a power of two in [1, 1024]", o.Partitions)
+	}
+	if o.DirtyLimit <= 0 || o.DirtyLimit > 1 {
+		return fmt.Errorf("bufferpool: dirty limit %v not in (0, 1]", o.DirtyLimit)
+	}
+	if min := int64(o.Partitions) * int64(8*pageSize+64<<10); o.CacheSize < min {
+		return fmt.Errorf("bufferpool: cache size %d too small for %d partitions of %d-byte pages (minimum %d)", o.CacheSize, o.Partitions, pageSize, min)
+	}
+	return nil
+}

@@ -1,0 +1,270 @@
+package bufferpool
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stratadb/strata/internal/codec"
+	"github.com/stratadb/strata/internal/pagestore"
+)
+
+// PageID identifies a page; the same ids as the page store's.
+type PageID = pagestore.PageID
+
+// Store is what the pool needs from the page store below it. A second-level
+// cache (a flash cache) can implement it by wrapping the page store, which
+// is where the pool's miss path will consult one.
+type Store interface {
+	PageSize() int
+	// Codec compresses demoted pages, so compressed images in memory have
+	// the same format as on disk.
+	Codec() codec.Codec
+	// ReadImage returns a page's stored image without decompressing it.
+	ReadImage(id PageID, dst []byte) (pagestore.Image, error)
+	WritePage(id PageID, page []byte) (codec.ID, int, error)
+	Free(id PageID) error
+	Allocate() (PageID, error)
+	Sync() error
+}
+
+// Errors returned by the pool.
+var (
+	ErrClosed = errors.New("bufferpool: closed")
+	// ErrNoFrame: every frame of the page's partition is pinned, so no
+	// page can be brought in. Callers hold too many pages at once for the
+	// cache size.
+	ErrNoFrame = errors.New("bufferpool: no frame can be freed (all pinned)")
+	// ErrPinned: FreePage of a page that is in use.
+	ErrPinned = errors.New("bufferpool: page is pinned")
+)
+
+// Mode is how a page is latched while pinned.
+type Mode uint8
+
+const (
+	// Shared allows concurrent readers.
+	Shared Mode = iota
+	// Exclusive allows one writer; required for MarkDirty.
+	Exclusive
+)
+
+// Pool is a two-tier, partitioned buffer pool over a page store.
+type Pool struct {
+	store    Store
+	opts     Options
+	pageSize int
+	parts    []*partition
+	shift    uint // partition = hash(id) >> shift
+
+	fixed  atomic.Bool   // R is fixed, not tuned
+	share  atomic.Uint64 // R applied now, as math.Float64bits
+	target atomic.Uint64 // R the controller wants
+	ctl    controller
+	timing timing
+
+	closed    atomic.Bool
+	stop      chan struct{}
+	done      sync.WaitGroup
+	cleanKick chan struct{}
+	scratch   sync.Pool // *[]byte of 2×pageSize: compression and image assembly
+}
+
+// New creates a pool over store.
+func New(store Store, opts Options) (*Pool, error) {
+	opts = opts.withDefaults()
+	ps := store.PageSize()
+	if err := opts.validate(ps); err != nil {
+		return nil, err
+	}
+	p := &Pool{
+		store:     store,
+		opts:      opts,
+		pageSize:  ps,
+		stop:      make(chan struct{}),
+		cleanKick: make(chan struct{}, 1),
+	}
+	p.shift = uint(64 - bitsLen(opts.Partitions-1))
+	p.fixed.Store(opts.FixedShare)
+	p.setShare(opts.CompressedShare)
+	p.target.Store(p.share.Load())
+	p.ctl.init(opts)
+	p.scratch.New = func() any { b := make([]byte, 2*ps+64); return &b }
+	partBudget := opts.CacheSize / int64(opts.Partitions)
+	for i := 0; i < opts.Partitions; i++ {
+		part, err := newPartition(p, int(partBudget))
+		if err != nil {
+			p.unmap()
+			return nil, err
+		}
+		p.parts = append(p.parts, part)
+	}
+	p.done.Add(2)
+	go p.cleaner()
+	go p.controlLoop()
+	return p, nil
+}
+
+func bitsLen(n int) int {
+	l := 0
+	for n > 0 {
+		l++
+		n >>= 1
+	}
+	return l
+}
+
+func (p *Pool) partFor(id PageID) *partition {
+	if len(p.parts) == 1 {
+		return p.parts[0]
+	}
+	return p.parts[(uint64(id)*0x9E3779B97F4A7C15)>>p.shift]
+}
+
+// PageSize is the size of every page.
+func (p *Pool) PageSize() int { return p.pageSize }
+
+// Page is a pinned page. It must be released exactly once.
+type Page struct {
+	part  *partition
+	d     int32
+	frame int32
+	mode  Mode
+	id    PageID
+}
+
+// ID is the page's id.
+func (pg Page) ID() PageID { return pg.id }
+
+// Data is the page's bytes, valid until Release. With a Shared pin they must
+// not be modified.
+func (pg Page) Data() []byte { return pg.part.frameData(pg.frame) }
+
+// MarkDirty records that the page was modified; it needs an Exclusive pin.
+// The page cleaners write it back to the store later.
+func (pg Page) MarkDirty() {
+	if pg.mode != Exclusive {
+		panic("bufferpool: MarkDirty on a page pinned Shared")
+	}
+	d := pg.part.desc(pg.d)
+	if !d.dirty.Swap(true) {
+		pg.part.dirty.Add(1)
+	}
+}
+
+// Release unlatches and unpins the page.
+func (pg Page) Release() { pg.part.release(pg) }
+
+// Get pins page id, reading it from the compressed tier or the store if it
+// is not in a frame, and latches it in mode.
+func (p *Pool) Get(id PageID, mode Mode) (Page, error) {
+	if p.closed.Load() {
+		return Page{}, ErrClosed
+	}
+	return p.partFor(id).get(id, mode)
+}
+
+// NewPage allocates a page id in the store and pins a zeroed frame for it,
+// exclusively and dirty.
+func (p *Pool) NewPage() (Page, error) {
+	if p.closed.Load() {
+		return Page{}, ErrClosed
+	}
+	id, err := p.store.Allocate()
+	if err != nil {
+		return Page{}, fmt.Errorf("bufferpool: allocate page: %w", err)
+	}
+	return p.partFor(id).newPage(id)
+}
+
+// FreePage drops page id from the pool and frees it in the store. The page
+// must not be pinned.
+func (p *Pool) FreePage(id PageID) error {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	if err := p.partFor(id).drop(id); err != nil {
+		return err
+	}
+	if err := p.store.Free(id); err != nil && !errors.Is(err, pagestore.ErrNotFound) {
+		return fmt.Errorf("bufferpool: free page %d: %w", id, err)
+	}
+	return nil
+}
+
+// FlushAll writes every dirty page to the store and syncs it.
+func (p *Pool) FlushAll() error {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	return p.flushAll()
+}
+
+func (p *Pool) flushAll() error {
+	for _, part := range p.parts {
+		if err := part.flush(true, -1); err != nil {
+			return err
+		}
+	}
+	if err := p.store.Sync(); err != nil {
+		return fmt.Errorf("bufferpool: sync store: %w", err)
+	}
+	return nil
+}
+
+// Close flushes all dirty pages, stops the background work and releases
+// the pool's memory. Pages must not be pinned.
+func (p *Pool) Close() error {
+	if p.closed.Swap(true) {
+		return ErrClosed
+	}
+	close(p.stop)
+	p.done.Wait()
+	err := p.flushAll()
+	if uerr := p.unmap(); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+func (p *Pool) unmap() error {
+	var err error
+	for _, part := range p.parts {
+		if e := part.unmap(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// kickCleaner wakes the page cleaner without blocking.
+func (p *Pool) kickCleaner() {
+	select {
+	case p.cleanKick <- struct{}{}:
+	default:
+	}
+}
+
+// cleaner is the background page cleaner: it writes dirty frames back to
+// the store ahead of need, so that readers looking for a frame to reuse
+// find clean ones (and do not have to wait: a "free buffer wait").
+func (p *Pool) cleaner() {
+	defer p.done.Done()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick.C:
+		case <-p.cleanKick:
+		}
+		for _, part := range p.parts {
+			if err := part.cleanIfNeeded(); err != nil {
+				p.opts.Logger.Warn("bufferpool: page cleaner failed", "err", err)
+			}
+		}
+	}
+}
