@@ -52,8 +52,9 @@ func (e *ewma) fold(n, nanos int64) {
 //
 //	gainU = (compressed hits on pages in the uncompressed ghost) × T_decom
 //	      + (misses on pages in the uncompressed ghost) × (T_decom + T_disk_read)
-//	gainC = (misses on pages in the compressed ghost) × T_disk_read
+//	gainC = (misses on pages in the compressed ghost) × T_disk_read × (1−α)
 //
+// where α is the mean image size over the page size (see decide).
 // Both ghosts cover the same number of bytes (a tenth of the budget), so
 // the gains are per equal memory. R moves toward the larger gain in bounded
 // steps; the step halves when the direction reverses and grows slowly while
@@ -71,6 +72,9 @@ type controller struct {
 	ghostHitsU    int64
 	ghostHitsC    int64
 	adjustments   int64
+	// Evidence accumulated since the last decision.
+	pendUonC, pendUonMiss, pendConMiss    int64
+	pendDemotions, pendHitsC, pendSkipped int64
 }
 
 const (
@@ -86,13 +90,17 @@ func (c *controller) init(o Options) {
 }
 
 // decide returns the share R the controller wants given the current one.
-func (c *controller) decide(r float64, uOnC, uOnMiss, cOnMiss int64) float64 {
+func (c *controller) decide(r, alpha float64, uOnC, uOnMiss, cOnMiss int64) float64 {
 	tDecom, tDisk := c.tDecom.v, c.tDisk.v
 	gainU := float64(uOnC)*tDecom + float64(uOnMiss)*(tDecom+tDisk)
-	gainC := float64(cOnMiss) * tDisk
+	// Memory moved from frames to images first receives the pages the
+	// frames no longer hold (demoted, at α of their size), so only 1−α of
+	// it catches new pages. Without this factor the controller would
+	// compare T_decom with r·T_disk_read instead of the model's (r−1)·T_disk_read.
+	gainC := float64(cOnMiss) * tDisk * (1 - alpha)
 	c.lastGainU, c.lastGainC = gainU, gainC
 	c.ghostHitsU, c.ghostHitsC = uOnC+uOnMiss, cOnMiss
-	if uOnC+uOnMiss+cOnMiss < minGhostEvents || !c.tDisk.valid || !c.tDecom.valid {
+	if !c.tDisk.valid || !c.tDecom.valid {
 		return r
 	}
 	big := math.Max(gainU, gainC)
@@ -129,30 +137,96 @@ func (p *Pool) controlLoop() {
 }
 
 // adjust runs one controller step: fold the interval's timings, collect the
-// ghost hits, decide, and (in auto mode) apply the new R.
+// ghost hits (accumulated over intervals until there are enough to judge),
+// decide, and (in auto mode) apply the new R.
+//
+// It also decides whether the compressed tier pays at all. Each demotion
+// costs a compression (T_comp) whatever R is, and each compressed hit saves
+// a disk read (T_disk_read) over a miss (both decompress). Once the tier is
+// full, if its hits saved less time than its demotions cost, it is a loss
+// whatever memory it has (giving that memory to frames can only add hits),
+// so demotion is switched off and R set to 0: all memory goes to frames. While off, evicted pages are entered
+// in the compressed ghost as if demoted, and demotion comes back on when
+// the misses that the ghost says a compressed tier would have served are
+// worth more than the compressions it would have cost.
 func (p *Pool) adjust() {
-	var uOnC, uOnMiss, cOnMiss int64
-	for _, pt := range p.parts {
-		uOnC += pt.st.ghostUonC.Swap(0)
-		uOnMiss += pt.st.ghostUonMiss.Swap(0)
-		cOnMiss += pt.st.ghostConMiss.Swap(0)
-	}
 	c := &p.ctl
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, pt := range p.parts {
+		c.pendUonC += pt.st.ghostUonC.Swap(0)
+		c.pendUonMiss += pt.st.ghostUonMiss.Swap(0)
+		c.pendConMiss += pt.st.ghostConMiss.Swap(0)
+		c.pendDemotions += pt.st.ctlDemotions.Swap(0)
+		c.pendHitsC += pt.st.ctlHitsC.Swap(0)
+		c.pendSkipped += pt.st.ctlSkipped.Swap(0)
+	}
 	c.tDisk.fold(p.timing.disk.take())
 	c.tDecom.fold(p.timing.decom.take())
 	c.tComp.fold(p.timing.comp.take())
-	want := c.decide(math.Float64frombits(p.target.Load()), uOnC, uOnMiss, cOnMiss)
-	c.mu.Unlock()
-	p.target.Store(math.Float64bits(want))
-	if !p.fixed.Load() && want != p.Share() {
-		p.setShare(want)
+	if c.pendUonC+c.pendUonMiss+c.pendConMiss < minGhostEvents && c.pendDemotions+c.pendSkipped < 4*minGhostEvents {
+		return // not enough evidence yet
+	}
+	r := math.Float64frombits(p.target.Load())
+	auto := !p.fixed.Load()
+	switch {
+	case auto && !p.demoting.Load():
+		// Compressed tier off: should it come back?
+		if float64(c.pendConMiss)*c.tDisk.v > 1.25*float64(c.pendSkipped)*c.tComp.v {
+			p.demoting.Store(true)
+			r = c.minShare
+			p.opts.Logger.Info("bufferpool: compressed tier on", "misses_it_would_serve", c.pendConMiss, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
+		}
+	case auto && c.pendDemotions >= minGhostEvents && p.imageFill() > 0.9 &&
+		float64(c.pendHitsC)*c.tDisk.v < float64(c.pendDemotions)*c.tComp.v:
+		p.demoting.Store(false)
+		r = 0
+		p.opts.Logger.Info("bufferpool: compressed tier off", "hits", c.pendHitsC, "demotions", c.pendDemotions, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
+	default:
+		r = c.decide(r, p.imageAlpha(), c.pendUonC, c.pendUonMiss, c.pendConMiss)
+	}
+	c.pendUonC, c.pendUonMiss, c.pendConMiss = 0, 0, 0
+	c.pendDemotions, c.pendHitsC, c.pendSkipped = 0, 0, 0
+	p.target.Store(math.Float64bits(r))
+	if auto && r != p.Share() {
+		p.setShare(r)
 		for _, pt := range p.parts {
 			pt.mu.Lock()
 			pt.retarget()
 			pt.mu.Unlock()
 		}
 	}
+}
+
+// imageFill is the compressed tier's use of its target, 0..1.
+func (p *Pool) imageFill() float64 {
+	var used, target int
+	for _, pt := range p.parts {
+		pt.mu.RLock()
+		used += pt.chunksUsed
+		target += pt.chunkTarget
+		pt.mu.RUnlock()
+	}
+	if target == 0 {
+		return 0
+	}
+	return float64(used) / float64(target)
+}
+
+// imageAlpha is α, the mean compressed image size over the page size, of
+// the images in the pool (0.5 until there are any).
+func (p *Pool) imageAlpha() float64 {
+	var bytes, n int64
+	for _, pt := range p.parts {
+		pt.mu.RLock()
+		bytes += int64(pt.chunksUsed * chunkSize)
+		n += int64(pt.images)
+		pt.mu.RUnlock()
+	}
+	if n == 0 {
+		return 0.5
+	}
+	return min(1, float64(bytes)/float64(n*int64(p.pageSize)))
 }
 
 func (p *Pool) setShare(r float64) { p.share.Store(math.Float64bits(r)) }

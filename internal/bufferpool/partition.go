@@ -107,6 +107,7 @@ type partStats struct {
 	fbWaits, fbWaitNanos, flushes         atomic.Int64
 	ghostUonC, ghostUonMiss, ghostConMiss atomic.Int64 // controller inputs, reset each interval
 	totalGhostU, totalGhostC              atomic.Int64
+	ctlDemotions, ctlHitsC, ctlSkipped    atomic.Int64 // controller inputs, reset each interval
 }
 
 func newPartition(p *Pool, budget int) (*partition, error) {
@@ -369,6 +370,7 @@ func (pt *partition) promote(id PageID, di int32, f int32, mode Mode) (Page, boo
 	d.state.Store(stFrame)
 	pt.mu.Unlock()
 	pt.st.hitsC.Add(1)
+	pt.st.ctlHitsC.Add(1)
 	pt.st.promotions.Add(1)
 	return pt.handOut(id, di, f, mode), false, nil
 }
@@ -640,7 +642,13 @@ func (pt *partition) demote(di, f int32) {
 	d := pt.desc(di)
 	pt.ghostU.add(d.id)
 	pt.st.evictFrames.Add(1)
-	if pt.chunkTarget*chunkSize >= 2*pt.ps {
+	if !pt.pool.demoting.Load() {
+		// The compressed tier is off (demotion cost more than it saved):
+		// remember the page as if it had been demoted and evicted, so that
+		// compressed-ghost hits keep measuring what the tier would earn.
+		pt.ghostC.add(d.id)
+		pt.st.ctlSkipped.Add(1)
+	} else if pt.chunkTarget*chunkSize >= 2*pt.ps {
 		d.state.Store(stDemoting)
 		pt.mu.Unlock()
 		bp := pt.pool.scratch.Get().(*[]byte)
@@ -661,6 +669,7 @@ func (pt *partition) demote(di, f int32) {
 				pt.releaseFrame(f)
 				pt.latches[f].Unlock()
 				pt.st.demotions.Add(1)
+				pt.st.ctlDemotions.Add(1)
 				pt.pool.scratch.Put(bp)
 				return
 			}

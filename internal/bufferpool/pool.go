@@ -59,11 +59,12 @@ type Pool struct {
 	parts    []*partition
 	shift    uint // partition = hash(id) >> shift
 
-	fixed  atomic.Bool   // R is fixed, not tuned
-	share  atomic.Uint64 // R applied now, as math.Float64bits
-	target atomic.Uint64 // R the controller wants
-	ctl    controller
-	timing timing
+	fixed    atomic.Bool   // R is fixed, not tuned
+	demoting atomic.Bool   // evicted frames are compressed into the compressed tier
+	share    atomic.Uint64 // R applied now, as math.Float64bits
+	target   atomic.Uint64 // R the controller wants
+	ctl      controller
+	timing   timing
 
 	closed    atomic.Bool
 	stop      chan struct{}
@@ -88,6 +89,7 @@ func New(store Store, opts Options) (*Pool, error) {
 	}
 	p.shift = uint(64 - bitsLen(opts.Partitions-1))
 	p.fixed.Store(opts.FixedShare)
+	p.demoting.Store(true)
 	p.setShare(opts.CompressedShare)
 	p.target.Store(p.share.Load())
 	p.ctl.init(opts)

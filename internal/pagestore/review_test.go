@@ -13,12 +13,17 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// syncHookFS wraps an FS so that a test can stop the next File.Sync of a
-// segment file in its tracks: hook, if set, is taken (once) and called
-// before that Sync reaches the file system.
+// syncHookFS wraps an FS so that a test can stop the next File.Sync (or
+// File.ReadAt) of a segment file in its tracks: the hook, if set, is taken
+// (once) and called before the operation reaches the file system. It also
+// counts Close calls per segment file.
 type syncHookFS struct {
 	vfs.FS
-	hook atomic.Pointer[func()]
+	hook     atomic.Pointer[func()]
+	readHook atomic.Pointer[func()]
+
+	mu     sync.Mutex
+	closes map[string]int
 }
 
 type syncHookFile struct {
@@ -34,13 +39,37 @@ func (h *syncHookFS) OpenFile(name string, flag int, perm os.FileMode, opts vfs.
 	return &syncHookFile{File: f, fs: h}, nil
 }
 
+func isSegment(name string) bool {
+	_, ok := parseSegmentFileName(filepath.Base(name))
+	return ok
+}
+
 func (f *syncHookFile) Sync() error {
-	if _, ok := parseSegmentFileName(filepath.Base(f.Name())); ok {
+	if isSegment(f.Name()) {
 		if fn := f.fs.hook.Swap(nil); fn != nil {
 			(*fn)()
 		}
 	}
 	return f.File.Sync()
+}
+
+func (f *syncHookFile) ReadAt(p []byte, off int64) (int, error) {
+	if isSegment(f.Name()) {
+		if fn := f.fs.readHook.Swap(nil); fn != nil {
+			(*fn)()
+		}
+	}
+	return f.File.ReadAt(p, off)
+}
+
+func (f *syncHookFile) Close() error {
+	f.fs.mu.Lock()
+	if f.fs.closes == nil {
+		f.fs.closes = map[string]int{}
+	}
+	f.fs.closes[f.Name()]++
+	f.fs.mu.Unlock()
+	return f.File.Close()
 }
 
 func headNum(s *Store) uint32 {
@@ -254,6 +283,8 @@ func TestReviewStatsAfterClose(t *testing.T) {
 
 // TestReviewDirectIORace: DirectIO reads s.direct without the lock while a
 // rollover's newHead (noteDirect) writes it under s.mu. Run with -race.
+var directSink atomic.Int64
+
 func TestReviewDirectIORace(t *testing.T) {
 	s, err := Open("db", testOptions(vfs.NewMem(), mustCodec(t, "none")))
 	if err != nil {
@@ -265,9 +296,13 @@ func TestReviewDirectIORace(t *testing.T) {
 	go func() {
 		defer close(done)
 		close(started)
+		n := 0
 		for !stop.Load() {
-			_ = s.DirectIO()
+			if s.DirectIO() {
+				n++
+			}
 		}
+		directSink.Add(int64(n))
 	}()
 	<-started
 	for id := PageID(0); id < 40; id++ { // two rollovers
@@ -349,4 +384,69 @@ func TestReviewSegmentNumberOverflow(t *testing.T) {
 	}
 	defer s.Close()
 	checkModel(t, s, m, 40)
+}
+
+// TestReviewConcurrentCleanPasses: clean does not serialize with other
+// cleaning passes (the comment on ckptMu says it does). A pass that picked
+// its victims before another pass relocated and deleted them goes on to
+// pin segments whose reference count already reached zero (their file is
+// closed a second time on unpin) and counts them as cleaned again.
+func TestReviewConcurrentCleanPasses(t *testing.T) {
+	hfs := &syncHookFS{FS: vfs.NewMem()}
+	s, err := Open("db", testOptions(hfs, mustCodec(t, "none")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Segments 1 and 2 hold pages 0..14 and 15..29 (15 raw records
+	// each); overwriting 0..9 and 15..22 leaves both over the garbage
+	// threshold with live records left.
+	for id := PageID(0); id < 30; id++ {
+		if _, _, err := s.WritePage(id, pageContent(id, 2, testPageSize)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := PageID(0); id < 23; id++ {
+		if id >= 10 && id < 15 {
+			continue
+		}
+		if _, _, err := s.WritePage(id, pageContent(id, 3, testPageSize)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	fn := func() { close(entered); <-release }
+	hfs.readHook.Store(&fn)
+	type result struct {
+		res CleanResult
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		res, err := s.Clean()
+		first <- result{res, err}
+	}()
+	<-entered // pass A chose its victims and is reading the first record
+	resB, err := s.Clean()
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	a := <-first
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	st := s.Stats()
+	hfs.mu.Lock()
+	var doubleClosed []string
+	for name, n := range hfs.closes {
+		if n > 1 && isSegment(name) {
+			doubleClosed = append(doubleClosed, fmt.Sprintf("%s×%d", filepath.Base(name), n))
+		}
+	}
+	hfs.mu.Unlock()
+	if len(doubleClosed) > 0 || st.SegmentsCleaned > int64(resB.SegmentsCleaned) {
+		t.Fatalf("pass B cleaned %d segments, pass A then claimed %d more (stats: %d cleaned); segment files closed more than once: %v",
+			resB.SegmentsCleaned, a.res.SegmentsCleaned, st.SegmentsCleaned, doubleClosed)
+	}
 }

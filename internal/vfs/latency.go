@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,7 +153,7 @@ var (
 	spinMarginOnce sync.Once
 )
 
-// calibrate measures time.Sleep's overshoot and sets spinMargin to twice
+// calibrate measures time.Sleep's overshoot and sets spinMargin to 1.25×
 // the worst seen, within [100µs, 3ms]. It costs a few milliseconds, once.
 func calibrate() {
 	var worst time.Duration
@@ -164,7 +163,7 @@ func calibrate() {
 		time.Sleep(d)
 		worst = max(worst, time.Since(start)-d)
 	}
-	spinMargin = min(max(2*worst, 100*time.Microsecond), 3*time.Millisecond)
+	spinMargin = min(max(worst+worst/4, 100*time.Microsecond), 3*time.Millisecond)
 }
 
 // preciseWait returns after d, give or take a few microseconds: it sleeps
@@ -182,9 +181,13 @@ func preciseWait(d time.Duration) {
 		}
 		if left > spinMargin {
 			time.Sleep(left - spinMargin)
-		} else {
-			runtime.Gosched()
 		}
+		// Otherwise spin without yielding: runtime.Gosched would let another
+		// goroutine run a whole CPU-bound step (a decompression, say) on this
+		// P first and inflate the simulated latency by that much. Spinning
+		// holds the P, so experiments should run at most GOMAXPROCS
+		// goroutines that do I/O.
+
 	}
 }
 
