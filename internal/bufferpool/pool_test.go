@@ -71,7 +71,7 @@ func populate(t testing.TB, p *Pool, n int) {
 func TestBasic(t *testing.T) {
 	fs := vfs.NewMem()
 	s := openStore(t, fs, "zstd")
-	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, ControllerInterval: 10e6})
+	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
