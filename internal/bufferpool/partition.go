@@ -166,9 +166,12 @@ func (pt *partition) frameData(f int32) []byte {
 
 // metaBytes is the memory of the partition's bookkeeping, charged to its budget.
 func (pt *partition) metaBytes() int {
-	return len(pt.descChunks)*descChunkLen*descBytes +
-		len(pt.table)*tableEntrySize +
-		len(pt.freeDescs)*4 +
+	// Counted at capacity (every descriptor with a table entry and a
+	// free-list slot), so metadata changes only when a descriptor chunk or
+	// the image queue grows, and allocFrame/allocChain account for that
+	// before they allocate.
+	ndesc := len(pt.descChunks) * descChunkLen
+	return ndesc*(descBytes+tableEntrySize+4) +
 		len(pt.frameDesc)*(4+int(unsafe.Sizeof(sync.RWMutex{}))+1) +
 		len(pt.chunkNext)*4 + len(pt.osPageUsed)*3 +
 		pt.frameFree.bytes() + pt.chunkFree.bytes() +
@@ -199,19 +202,26 @@ func (pt *partition) retarget() {
 
 func (pt *partition) used() int { return pt.framesUsed*pt.ps + pt.chunksUsed*chunkSize }
 
+// allocDesc returns a free descriptor; allocFrame has made sure there is one.
 func (pt *partition) allocDesc() int32 {
-	if n := len(pt.freeDescs); n > 0 {
-		i := pt.freeDescs[n-1]
-		pt.freeDescs = pt.freeDescs[:n-1]
-		return i
+	if len(pt.freeDescs) == 0 {
+		pt.growDescs()
 	}
+	n := len(pt.freeDescs)
+	i := pt.freeDescs[n-1]
+	pt.freeDescs = pt.freeDescs[:n-1]
+	return i
+}
+
+// growDescs adds a chunk of descriptors. The metadata grows, so the tiers'
+// targets shrink; callers then evict to fit.
+func (pt *partition) growDescs() {
 	pt.descChunks = append(pt.descChunks, make([]desc, descChunkLen))
 	base := int32((len(pt.descChunks) - 1) * descChunkLen)
-	for i := int32(descChunkLen - 1); i > 0; i-- {
+	for i := int32(descChunkLen - 1); i >= 0; i-- {
 		pt.freeDescs = append(pt.freeDescs, base+i)
 	}
-	pt.retarget() // metadata grew
-	return base
+	pt.retarget()
 }
 
 // retire removes descriptor di from the table; it is reused once unpinned.
@@ -523,6 +533,9 @@ func (pt *partition) drop(id PageID) error {
 func (pt *partition) allocFrame() (int32, error) {
 	var waitStart time.Time
 	for {
+		if len(pt.freeDescs) == 0 {
+			pt.growDescs() // before choosing, so the eviction below pays for it
+		}
 		if pt.framesUsed < pt.frameTarget && pt.used()+pt.ps <= pt.avail {
 			f := pt.frameFree.alloc()
 			if f >= 0 {
@@ -718,6 +731,14 @@ func (pt *partition) evictImage() bool {
 // returns the first chunk, or -1. Called with mu held.
 func (pt *partition) allocChain(n, credit int) int32 {
 	need := (n + chunkSize - 1) / chunkSize
+	if len(pt.imgQueue) == cap(pt.imgQueue) {
+		// Grow the image queue now, so that its memory is accounted for
+		// before the chunks are chosen.
+		q := make([]imgRef, len(pt.imgQueue), max(64, 2*cap(pt.imgQueue)))
+		copy(q, pt.imgQueue)
+		pt.imgQueue = q
+		pt.retarget()
+	}
 	for pt.chunksUsed+need > pt.chunkTarget || pt.used()-credit+need*chunkSize > pt.avail {
 		if !pt.evictImage() {
 			return -1
