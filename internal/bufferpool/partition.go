@@ -82,8 +82,9 @@ type partition struct {
 	osPageUsed     []uint16
 	osPageResident []bool
 	residentPages  int
-	imgQueue       []imgRef // CLOCK order of images; stale entries skipped lazily
-	imgHead        int
+	imgQueue       []imgRef // ring, CLOCK order of images; stale entries skipped lazily
+	imgHead        int      // index of the oldest entry
+	imgLen         int      // entries in the ring
 	images         int
 
 	avail       int // budget − metadata
@@ -129,6 +130,9 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 		osPageResident: make([]bool, (maxChunks*chunkSize+osPageSize-1)/osPageSize),
 		slack:          max(budget/64, 4*ps),
 		cleaned:        make(chan struct{}),
+		// One entry per possible image (each takes at least a chunk) plus
+		// stale ones: sized once, so its memory is fixed metadata.
+		imgQueue: make([]imgRef, 2*maxChunks+16),
 	}
 	for i := range pt.frameDesc {
 		pt.frameDesc[i] = -1
@@ -175,7 +179,7 @@ func (pt *partition) metaBytes() int {
 		len(pt.frameDesc)*(4+int(unsafe.Sizeof(sync.RWMutex{}))+1) +
 		len(pt.chunkNext)*4 + len(pt.osPageUsed)*3 +
 		pt.frameFree.bytes() + pt.chunkFree.bytes() +
-		cap(pt.imgQueue)*8 +
+		len(pt.imgQueue)*8 +
 		pt.ghostU.bytes() + pt.ghostC.bytes()
 }
 
@@ -676,7 +680,7 @@ func (pt *partition) demote(di, f int32) {
 				d.frame = -1
 				d.gen++
 				d.state.Store(stImage)
-				pt.imgQueue = append(pt.imgQueue, imgRef{di, d.gen})
+				pt.pushImg(imgRef{di, d.gen})
 				pt.images++
 				pt.frameDesc[f] = -1
 				pt.releaseFrame(f)
@@ -699,19 +703,14 @@ func (pt *partition) demote(di, f int32) {
 // evictImage runs the image CLOCK and drops one image. It reports whether
 // it freed one. Called with mu held.
 func (pt *partition) evictImage() bool {
-	for tries := len(pt.imgQueue) - pt.imgHead; tries > 0; tries-- {
-		r := pt.imgQueue[pt.imgHead]
-		pt.imgHead++
-		if pt.imgHead > 1024 && pt.imgHead*2 > len(pt.imgQueue) {
-			pt.imgQueue = append(pt.imgQueue[:0], pt.imgQueue[pt.imgHead:]...)
-			pt.imgHead = 0
-		}
+	for tries := 2 * pt.imgLen; tries > 0 && pt.imgLen > 0; tries-- {
+		r := pt.popImg()
 		d := pt.desc(r.d)
 		if d.state.Load() != stImage || d.gen != r.gen {
 			continue // stale: promoted or dropped since
 		}
 		if d.pins.Load() > 0 || d.ref.Swap(false) {
-			pt.imgQueue = append(pt.imgQueue, r)
+			pt.pushImg(r) // second chance
 			continue
 		}
 		pt.freeChain(d.chunk)
@@ -725,20 +724,38 @@ func (pt *partition) evictImage() bool {
 	return false
 }
 
+func (pt *partition) popImg() imgRef {
+	r := pt.imgQueue[pt.imgHead]
+	pt.imgHead++
+	if pt.imgHead == len(pt.imgQueue) {
+		pt.imgHead = 0
+	}
+	pt.imgLen--
+	return r
+}
+
+// pushImg appends r to the image ring. The ring has room for twice the
+// most images the partition can hold; if stale entries fill it anyway,
+// they are squeezed out first.
+func (pt *partition) pushImg(r imgRef) {
+	if pt.imgLen == len(pt.imgQueue) {
+		for n := pt.imgLen; n > 0; n-- {
+			e := pt.popImg()
+			if d := pt.desc(e.d); d.state.Load() == stImage && d.gen == e.gen {
+				pt.pushImg(e)
+			}
+		}
+	}
+	pt.imgQueue[(pt.imgHead+pt.imgLen)%len(pt.imgQueue)] = r
+	pt.imgLen++
+}
+
 // allocChain allocates a chain of chunks for an image of n bytes, evicting
 // images to stay within the compressed tier's target and the budget. credit
 // is memory that will be freed right after (the frame being demoted). It
 // returns the first chunk, or -1. Called with mu held.
 func (pt *partition) allocChain(n, credit int) int32 {
 	need := (n + chunkSize - 1) / chunkSize
-	if len(pt.imgQueue) == cap(pt.imgQueue) {
-		// Grow the image queue now, so that its memory is accounted for
-		// before the chunks are chosen.
-		q := make([]imgRef, len(pt.imgQueue), max(64, 2*cap(pt.imgQueue)))
-		copy(q, pt.imgQueue)
-		pt.imgQueue = q
-		pt.retarget()
-	}
 	for pt.chunksUsed+need > pt.chunkTarget || pt.used()-credit+need*chunkSize > pt.avail {
 		if !pt.evictImage() {
 			return -1
