@@ -2,8 +2,10 @@
 //
 // Subcommands:
 //
-//	strata demo     write sysbench-style rows into a page store and report
-//	                compression ratio, space and throughput per codec
+//	strata demo        write sysbench-style rows into a page store and report
+//	                   compression ratio, space and throughput per codec
+//	strata pool-sweep  sweep the buffer pool's compressed share R on simulated
+//	                   devices and plot throughput against it
 package main
 
 import (
@@ -20,7 +22,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand())
+	root.AddCommand(newDemoCommand(), newPoolSweepCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "strata:", err)
 		os.Exit(1)

@@ -1,0 +1,74 @@
+package pagestore
+
+import (
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+func TestTmpConcCrash(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("CONCN"))
+	if n == 0 {
+		t.Skip()
+	}
+	fails := 0
+	for it := 0; it < n; it++ {
+		mem := vfs.NewMem()
+		opts := testOptions(mem, mustCodec(t, "none"))
+		opts.DisableBackground = false
+		opts.CleanerThreshold = 0.2
+		opts.CheckpointBytes = 64 << 10
+		s, err := Open("db", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem.CrashAfterOps(50 + rand.IntN(1500))
+		var wg sync.WaitGroup
+		for w := 0; w < 3; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for r := 2; r < 200; r++ {
+					for p := 0; p < 6; p++ {
+						id := PageID(w*6 + p)
+						if _, _, err := s.WritePage(id, pageContent(id, r, testPageSize)); err != nil {
+							return
+						}
+					}
+					if r%3 == 0 {
+						if s.Sync() != nil {
+							return
+						}
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		s.Close()
+		after := mem.CrashedClone(vfs.CrashTorn, rand.New(rand.NewPCG(uint64(it), 1)))
+		o2 := testOptions(after, nil)
+		s2, err := Open("db", o2)
+		if err != nil {
+			t.Errorf("it %d: first recovery: %v", it, err)
+			fails++
+			continue
+		}
+		s2.WritePage(0, pageContent(0, 999, testPageSize))
+		s2.Sync()
+		after2 := after.CrashClone(vfs.CrashDropUnsynced, nil)
+		s2.Close()
+		s3, err := Open("db", testOptions(after2, nil))
+		if err != nil {
+			names, _ := after2.List("db")
+			t.Errorf("it %d: second recovery: %v %v", it, err, names)
+			fails++
+			continue
+		}
+		s3.Close()
+	}
+	t.Logf("%d failures of %d", fails, n)
+}
