@@ -40,6 +40,11 @@ type desc struct {
 	gen    uint32 // bumped each time the page becomes an image (see imgQueue)
 }
 
+// coldInsert makes misses enter the frame CLOCK with the reference bit
+// clear. A variable only so the scan-resistance test can measure the
+// alternative.
+var coldInsert = true
+
 const (
 	descChunkLen   = 1024
 	descBytes      = int(unsafe.Sizeof(desc{}))
@@ -398,7 +403,10 @@ func (pt *partition) miss(id PageID, f int32, mode Mode) (Page, bool, error) {
 	d.frame = f
 	d.chunk, d.imgLen = -1, 0
 	d.pins.Store(1)
-	d.ref.Store(true)
+	// A page read for the first time enters cold: the CLOCK hand evicts it
+	// on its next pass unless it is used again by then. Pages touched once
+	// (a scan) so never push out pages in use (see TestScanResistance).
+	d.ref.Store(!coldInsert)
 	d.dirty.Store(false)
 	d.state.Store(stLoading)
 	pt.table[id] = di
@@ -679,6 +687,7 @@ func (pt *partition) demote(di, f int32) {
 				d.chunk, d.imgLen, d.codec = first, int32(len(img)), used
 				d.frame = -1
 				d.gen++
+				d.ref.Store(false) // enters the image CLOCK cold
 				d.state.Store(stImage)
 				pt.pushImg(imgRef{di, d.gen})
 				pt.images++

@@ -5,10 +5,23 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/stratadb/strata/internal/vfs"
 )
+
+type slowSyncFS struct{ vfs.FS }
+type slowSyncFile struct{ vfs.File }
+
+func (f slowSyncFS) OpenFile(name string, flag int, perm os.FileMode, o vfs.OpenOptions) (vfs.File, error) {
+	h, err := f.FS.OpenFile(name, flag, perm, o)
+	if err != nil {
+		return nil, err
+	}
+	return slowSyncFile{h}, nil
+}
+func (f slowSyncFile) Sync() error { time.Sleep(300 * time.Microsecond); return f.File.Sync() }
 
 func TestTmpConcCrash(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("CONCN"))
@@ -18,7 +31,7 @@ func TestTmpConcCrash(t *testing.T) {
 	fails := 0
 	for it := 0; it < n; it++ {
 		mem := vfs.NewMem()
-		opts := testOptions(mem, mustCodec(t, "none"))
+		opts := testOptions(slowSyncFS{mem}, mustCodec(t, "none"))
 		opts.DisableBackground = false
 		opts.CleanerThreshold = 0.2
 		opts.CheckpointBytes = 64 << 10
