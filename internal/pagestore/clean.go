@@ -76,8 +76,16 @@ func (s *Store) checkpoint(clean bool) error {
 	s.mu.Unlock()
 	var firstErr error
 	for _, seg := range obsolete {
-		if err := s.fs.Remove(seg.path); err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("pagestore: remove segment %s: %w", seg.path, err)
+		if err := s.fs.Remove(seg.path); err != nil {
+			// Keep it in the table (it holds no live page) so Stats
+			// still counts its bytes; the next checkpoint or Open retries.
+			s.mu.Lock()
+			s.segs[seg.num] = seg
+			s.mu.Unlock()
+			if firstErr == nil {
+				firstErr = fmt.Errorf("pagestore: remove segment %s: %w", seg.path, err)
+			}
+			continue
 		}
 		seg.unpin()
 	}
@@ -116,6 +124,8 @@ type victim struct {
 
 func (s *Store) clean(ctx context.Context, limiter *rate.Limiter) (CleanResult, error) {
 	var res CleanResult
+	s.cleanMu.Lock()
+	defer s.cleanMu.Unlock()
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -145,12 +155,19 @@ func (s *Store) clean(ctx context.Context, limiter *rate.Limiter) (CleanResult, 
 		if err != nil {
 			return res, err
 		}
-		res.SegmentsCleaned++
-		res.BytesReclaimed += v.seg.size
 	}
 	if err := s.checkpoint(false); err != nil {
 		return res, err
 	}
+	// Count what the checkpoint actually deleted.
+	s.mu.RLock()
+	for _, v := range victims {
+		if s.segs[v.seg.num] != v.seg {
+			res.SegmentsCleaned++
+			res.BytesReclaimed += v.seg.size
+		}
+	}
+	s.mu.RUnlock()
 	s.stats.cleanPasses.Add(1)
 	s.stats.segsCleaned.Add(int64(res.SegmentsCleaned))
 	s.stats.relocatedBytes.Add(res.BytesRelocated)
@@ -167,6 +184,10 @@ func (s *Store) relocate(ctx context.Context, seg *segment, limiter *rate.Limite
 	}
 	var recs []liveRec
 	s.mu.RLock()
+	if s.closed || s.segs[seg.num] != seg {
+		s.mu.RUnlock()
+		return 0, 0, nil // deleted meanwhile
+	}
 	for id, e := range s.pmap.entries {
 		if e.seg == seg.num {
 			recs = append(recs, liveRec{PageID(id), e})

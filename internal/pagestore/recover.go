@@ -94,7 +94,12 @@ func (s *Store) recover() error {
 			return err
 		}
 	}
-	// Replayed segments must be contiguous: a gap means a lost file.
+	// The replay segment was synced before the checkpoint named it, so it
+	// must exist (unless nothing was ever written to the log), and the
+	// replayed segments must be contiguous: a gap means a lost file.
+	if (len(replay) == 0 || replay[0] != ckpt.replaySeg) && ckpt.replaySeg < ckpt.nextSegNum {
+		return fmt.Errorf("pagestore: %s: %w: replay segment %s is missing", s.dir, ErrCorrupt, segmentFileName(ckpt.replaySeg))
+	}
 	for i, n := range replay {
 		if n != ckpt.replaySeg+uint32(i) {
 			return fmt.Errorf("pagestore: %s: %w: segment %s is missing", s.dir, ErrCorrupt, segmentFileName(ckpt.replaySeg+uint32(i)))
@@ -109,18 +114,27 @@ func (s *Store) recover() error {
 		from := int64(0)
 		if n == ckpt.replaySeg {
 			from = int64(ckpt.replayOff)
+			if s.segs[n].size < from {
+				return fmt.Errorf("pagestore: %s: %w: segment %s is %d bytes, the checkpoint replays it from %d", s.dir, ErrCorrupt, s.segs[n].path, s.segs[n].size, from)
+			}
 		}
-		if err := s.replaySegment(s.segs[n], from, i == len(replay)-1); err != nil {
+		dropped, err := s.replaySegment(s.segs[n], from, i == len(replay)-1, referenced[n] || n < ckpt.nextSegNum)
+		if err != nil {
 			return err
 		}
-		if n >= s.nextSegNum {
+		if dropped {
+			// Reuse the number: the next segment must follow the last
+			// one on disk without a gap.
+			s.nextSegNum = n
+		} else if n >= s.nextSegNum {
 			s.nextSegNum = n + 1
 		}
 	}
 	// Live bytes per segment, from the recovered map.
-	for id, e := range s.pmap.entries {
+	for id := len(s.pmap.entries) - 1; id >= 0; id-- { // Allocate pops from the end: lowest ids first
+		e := s.pmap.entries[id]
 		if !e.present() {
-			s.freeIDs = append(s.freeIDs, PageID(id))
+			s.pushFreeID(PageID(id))
 			continue
 		}
 		seg, ok := s.segs[e.seg]
@@ -133,7 +147,6 @@ func (s *Store) recover() error {
 		seg.live += int64(e.len)
 	}
 	s.nextID = PageID(len(s.pmap.entries))
-	slices.Reverse(s.freeIDs) // Allocate pops from the end: lowest ids first
 	if err := s.newHead(); err != nil {
 		return fmt.Errorf("pagestore: %w", err)
 	}
@@ -189,29 +202,42 @@ func (s *Store) openSegment(num uint32) error {
 // tail of the log: the file is truncated there. Anywhere else an invalid
 // record is corruption, because every older segment was synced whole
 // before the next was created.
-func (s *Store) replaySegment(seg *segment, from int64, last bool) error {
+//
+// A newest segment whose header is invalid was created but never synced
+// (a crash between creating the file and the first sync): it is removed and
+// dropped is true, so its number is reused. That is only allowed when
+// nothing can have been synced in it: it is not needed by the checkpoint
+// (needed) and no valid record follows the header; otherwise it is
+// corruption, and the file is left alone.
+func (s *Store) replaySegment(seg *segment, from int64, last, needed bool) (dropped bool, err error) {
 	data := vfs.AlignedBuffer(int(seg.size))
 	n, err := seg.f.ReadAt(data, 0) // whole blocks: the size may be unaligned after a truncation
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("pagestore: read segment %s: %w", seg.path, err)
+		return false, fmt.Errorf("pagestore: read segment %s: %w", seg.path, err)
 	}
 	data = data[:n]
 	corrupt := func(off int64, why string) error {
 		return fmt.Errorf("pagestore: segment %s offset %d: %w: %s", seg.path, off, ErrCorrupt, why)
 	}
 	if err := checkSegmentHeader(data, s.pageSize, seg.num); err != nil {
-		if !last {
-			return corrupt(0, err.Error())
+		if !last || needed {
+			return false, corrupt(0, err.Error())
 		}
-		// The newest segment's header never reached the disk: the
-		// segment holds nothing. Remove it.
+		if len(data) > segmentHeaderSize {
+			if _, _, rerr := decodeRecord(data[segmentHeaderSize:], s.pageSize); rerr == nil {
+				return false, corrupt(0, err.Error()+" (but records follow)")
+			}
+		}
 		s.log.Warn("pagestore: dropping empty torn segment", "file", seg.path, "reason", err)
 		delete(s.segs, seg.num)
 		seg.unpin()
 		if err := s.fs.Remove(seg.path); err != nil {
-			return fmt.Errorf("pagestore: remove torn segment %s: %w", seg.path, err)
+			return false, fmt.Errorf("pagestore: remove torn segment %s: %w", seg.path, err)
 		}
-		return nil
+		if err := s.fs.SyncDir(s.dir); err != nil {
+			return false, fmt.Errorf("pagestore: sync directory %s: %w", s.dir, err)
+		}
+		return true, nil
 	}
 	off := max(from, segmentHeaderSize)
 	end := int64(len(data))
@@ -249,20 +275,20 @@ func (s *Store) replaySegment(seg *segment, from int64, last bool) error {
 	}
 	if tornErr == "" {
 		seg.size = int64(len(data))
-		return nil
+		return false, nil
 	}
 	if !last {
-		return corrupt(off, tornErr)
+		return false, corrupt(off, tornErr)
 	}
 	s.log.Warn("pagestore: dropping torn log tail", "file", seg.path, "offset", off, "bytes", end-off, "reason", tornErr)
 	if err := seg.f.Truncate(off); err != nil {
-		return fmt.Errorf("pagestore: truncate torn tail of %s at %d: %w", seg.path, off, err)
+		return false, fmt.Errorf("pagestore: truncate torn tail of %s at %d: %w", seg.path, off, err)
 	}
 	if err := seg.f.Sync(); err != nil {
-		return fmt.Errorf("pagestore: sync %s: %w", seg.path, err)
+		return false, fmt.Errorf("pagestore: sync %s: %w", seg.path, err)
 	}
 	seg.size = off
-	return nil
+	return false, nil
 }
 
 func allZero(b []byte) bool {

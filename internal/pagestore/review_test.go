@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stratadb/strata/internal/vfs"
 )
@@ -440,15 +441,34 @@ func TestReviewConcurrentCleanPasses(t *testing.T) {
 		first <- result{res, err}
 	}()
 	<-entered // pass A chose its victims and is reading the first record
-	resB, err := s.Clean()
-	if err != nil {
-		t.Fatal(err)
+	second := make(chan result, 1)
+	go func() {
+		res, err := s.Clean()
+		second <- result{res, err}
+	}()
+	// Passes are serialized, so B waits for A; give B a moment to run
+	// ahead if it could, then let A go on.
+	var b result
+	select {
+	case b = <-second:
+	case <-time.After(200 * time.Millisecond):
 	}
 	close(release)
 	a := <-first
 	if a.err != nil {
 		t.Fatal(a.err)
 	}
+	if b == (result{}) {
+		b = <-second
+	}
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	resB := b.res
+	if got := int64(a.res.SegmentsCleaned + resB.SegmentsCleaned); got != s.Stats().SegmentsCleaned {
+		t.Fatalf("passes report %d segments cleaned, stats %d", got, s.Stats().SegmentsCleaned)
+	}
+	resB.SegmentsCleaned += a.res.SegmentsCleaned
 	st := s.Stats()
 	hfs.mu.Lock()
 	var doubleClosed []string

@@ -75,7 +75,8 @@ func segmentFileName(num uint32) string { return fmt.Sprintf("%08d%s", num, segm
 // parseSegmentFileName returns the number of a segment file name, or false.
 func parseSegmentFileName(name string) (uint32, bool) {
 	s, ok := strings.CutSuffix(name, segmentSuffix)
-	if !ok || len(s) != 8 {
+	// Names have at least 8 digits; numbers past 99,999,999 take more.
+	if !ok || len(s) < 8 || len(s) > 10 || (len(s) > 8 && s[0] == '0') {
 		return 0, false
 	}
 	n, err := strconv.ParseUint(s, 10, 32)
@@ -101,10 +102,13 @@ type segment struct {
 
 func (s *segment) pin() { s.refs.Add(1) }
 
-func (s *segment) unpin() {
+// unpin drops a reference; the last one closes the file and returns the
+// error of that.
+func (s *segment) unpin() error {
 	if s.refs.Add(-1) == 0 {
-		s.f.Close()
+		return s.f.Close()
 	}
+	return nil
 }
 
 // readAligned reads the n bytes at off into scratch and returns them. With

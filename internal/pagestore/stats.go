@@ -148,8 +148,13 @@ func (s *Store) Stats() Stats {
 		SegmentsCleaned:       c.segsCleaned.Load(),
 		CleanerRelocatedBytes: c.relocatedBytes.Load(),
 	}
+	st.DirectIO = s.direct.Load()
 	s.mu.RLock()
-	st.DirectIO = s.direct
+	if s.closed {
+		// The files are closed: no space figures, only the counters.
+		s.mu.RUnlock()
+		return st
+	}
 	st.LivePages = s.pmap.live
 	st.Segments = len(s.segs)
 	for _, seg := range s.segs {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratadb/strata/internal/codec"
@@ -56,14 +57,18 @@ type Store struct {
 	pageSize int
 	lock     io.Closer
 
-	// syncMu serializes Sync; ckptMu serializes Checkpoint and cleaning.
-	syncMu sync.Mutex
-	ckptMu sync.Mutex
+	// syncMu serializes Sync; ckptMu serializes checkpoints; cleanMu
+	// serializes cleaning passes (each pass checkpoints, so it takes
+	// cleanMu then ckptMu).
+	syncMu  sync.Mutex
+	ckptMu  sync.Mutex
+	cleanMu sync.Mutex
 
 	// mu guards everything below it. Readers hold it shared only to look
 	// up a location and pin a segment; the disk read happens outside it.
 	mu         sync.RWMutex
 	closed     bool
+	closing    bool  // Close is under way
 	failed     error // sticky write-path error: the log's state on disk is unknown
 	pmap       pageMap
 	segs       map[uint32]*segment
@@ -73,14 +78,15 @@ type Store struct {
 	bufLen     int
 	nextSeq    uint64
 	nextSegNum uint32
-	dirDirty   bool // a segment file was created since the last directory sync
-	freeIDs    []PageID
+	dirDirty   bool     // a segment file was created since the last directory sync
+	freeIDs    []PageID // ids to hand out again, each at most once (see isFree)
+	isFree     bitset   // ids in freeIDs
 	nextID     PageID
 	sinceCkpt  int64 // log bytes appended since the last checkpoint
 	ckptBytes  int64 // size of the checkpoint file
 
-	direct       bool
-	directWarned bool
+	direct       atomic.Bool
+	directWarned bool      // guarded by mu
 	scratch      sync.Pool // *[]byte, aligned read buffers
 	compBufs     sync.Pool // *[]byte, compression buffers
 	stats        counters
@@ -149,7 +155,7 @@ func (s *Store) Codec() codec.Codec { return s.codec }
 func (s *Store) Dir() string { return s.dir }
 
 // DirectIO reports whether segment files are read and written with direct I/O.
-func (s *Store) DirectIO() bool { return s.direct }
+func (s *Store) DirectIO() bool { return s.direct.Load() }
 
 // Allocate returns a page id that is not in use: a freed id if there is one,
 // else the next id after the largest in use. The id is reserved only in
@@ -163,6 +169,7 @@ func (s *Store) Allocate() (PageID, error) {
 	for len(s.freeIDs) > 0 {
 		id := s.freeIDs[len(s.freeIDs)-1]
 		s.freeIDs = s.freeIDs[:len(s.freeIDs)-1]
+		s.isFree.clear(uint64(id))
 		if !s.pmap.get(id).present() {
 			return id, nil
 		}
@@ -273,7 +280,7 @@ func (s *Store) append(kind uint8, id PageID, c codec.ID, payload []byte, rawLen
 		}
 	} else {
 		old = s.pmap.remove(id)
-		s.freeIDs = append(s.freeIDs, id)
+		s.pushFreeID(id)
 	}
 	if old.present() {
 		s.segs[old.seg].live -= int64(old.len)
@@ -282,6 +289,33 @@ func (s *Store) append(kind uint8, id PageID, c codec.ID, payload []byte, rawLen
 }
 
 var errStale = errors.New("pagestore: page moved")
+
+// pushFreeID makes id available to Allocate, once however often it is freed.
+// Called with mu held.
+func (s *Store) pushFreeID(id PageID) {
+	if !s.isFree.get(uint64(id)) {
+		s.isFree.set(uint64(id))
+		s.freeIDs = append(s.freeIDs, id)
+	}
+}
+
+// bitset is a growable set of small integers.
+type bitset []uint64
+
+func (b bitset) get(i uint64) bool { return i/64 < uint64(len(b)) && b[i/64]&(1<<(i%64)) != 0 }
+
+func (b *bitset) set(i uint64) {
+	for i/64 >= uint64(len(*b)) {
+		*b = append(*b, 0)
+	}
+	(*b)[i/64] |= 1 << (i % 64)
+}
+
+func (b bitset) clear(i uint64) {
+	if i/64 < uint64(len(b)) {
+		b[i/64] &^= 1 << (i % 64)
+	}
+}
 
 // fail records a write-path error. After a failed write or sync the state
 // of the log on disk is unknown (an fsync error may have dropped dirty
@@ -340,6 +374,9 @@ func (s *Store) rollover() error {
 // mu held (or during Open).
 func (s *Store) newHead() error {
 	num := s.nextSegNum
+	if num == 0 || num == ^uint32(0) {
+		return errors.New("segment numbers exhausted")
+	}
 	path := segmentPath(s.dir, num)
 	f, err := s.fs.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644, vfs.OpenOptions{Direct: !s.opts.DisableDirectIO})
 	if err != nil {
@@ -360,7 +397,7 @@ func (s *Store) newHead() error {
 // noteDirect records whether direct I/O is in effect and says so once when
 // the file system refused it.
 func (s *Store) noteDirect(f vfs.File) {
-	s.direct = f.Direct()
+	s.direct.Store(f.Direct())
 	if !s.opts.DisableDirectIO && !f.Direct() && !s.directWarned {
 		s.directWarned = true
 		s.log.Warn("pagestore: file system refused direct I/O; using buffered I/O", "file", f.Name())
@@ -517,14 +554,15 @@ func (s *Store) readBuffered(loc location, scratch []byte) ([]byte, error) {
 }
 
 // Close stops the background work, writes a final checkpoint (so that the
-// next Open replays nothing) and closes the files. Further calls return
-// ErrClosed.
+// next Open replays nothing) and closes the files. Further calls, and calls
+// concurrent with it, return ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.closing {
 		s.mu.Unlock()
 		return ErrClosed
 	}
+	s.closing = true
 	s.mu.Unlock()
 	select {
 	case <-s.bgDone:
@@ -533,19 +571,37 @@ func (s *Store) Close() error {
 		<-s.bgDone
 	}
 	err := s.checkpoint(true)
+	// Wait for a cleaning pass or checkpoint started before Close.
+	s.cleanMu.Lock()
+	s.ckptMu.Lock()
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	s.closeFiles()
+	s.ckptMu.Unlock()
+	s.cleanMu.Unlock()
+	if cerr := s.closeFiles(); err == nil {
+		err = cerr
+	}
 	if lerr := s.lock.Close(); err == nil && lerr != nil {
 		err = fmt.Errorf("pagestore: release lock: %w", lerr)
 	}
 	return err
 }
 
-func (s *Store) closeFiles() {
-	for num, seg := range s.segs {
-		seg.unpin()
-		delete(s.segs, num)
+// closeFiles takes the segments out of the table under the lock and
+// releases the table's references (a file closes when its last reader is
+// done). It returns the first error closing a file.
+func (s *Store) closeFiles() error {
+	s.mu.Lock()
+	segs := s.segs
+	s.segs = make(map[uint32]*segment)
+	s.head = nil
+	s.mu.Unlock()
+	var err error
+	for _, seg := range segs {
+		if e := seg.unpin(); err == nil && e != nil {
+			err = fmt.Errorf("pagestore: close segment %s: %w", seg.path, e)
+		}
 	}
+	return err
 }
