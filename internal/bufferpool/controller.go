@@ -2,6 +2,8 @@ package bufferpool
 
 import (
 	"math"
+
+	"github.com/stratadb/strata/internal/codec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +25,17 @@ func (t *timer) take() (int64, int64) { return t.n.Swap(0), t.nanos.Swap(0) }
 // timing holds the pool's measurements of its three costs.
 type timing struct {
 	disk, decom, comp timer
+	decomBy           [numCodecs]timer // decompressions per codec
+}
+
+// numCodecs bounds the codec ids timed separately.
+const numCodecs = 8
+
+func (t *timing) addDecom(c codec.ID, d time.Duration) {
+	t.decom.add(d)
+	if int(c) < numCodecs {
+		t.decomBy[c].add(d)
+	}
 }
 
 // ewma is an exponentially weighted moving average of per-event costs.
@@ -67,6 +80,7 @@ type controller struct {
 	lastDir       int
 	tDisk, tDecom ewma
 	tComp         ewma
+	tDecomBy      [numCodecs]ewma // T_decom per codec, for Stats
 	lastGainU     float64
 	lastGainC     float64
 	ghostHitsU    int64
@@ -164,6 +178,9 @@ func (p *Pool) adjust() {
 	c.tDisk.fold(p.timing.disk.take())
 	c.tDecom.fold(p.timing.decom.take())
 	c.tComp.fold(p.timing.comp.take())
+	for i := range c.tDecomBy {
+		c.tDecomBy[i].fold(p.timing.decomBy[i].take())
+	}
 	if c.pendUonC+c.pendUonMiss+c.pendConMiss < minGhostEvents && c.pendDemotions+c.pendSkipped < 4*minGhostEvents {
 		return // not enough evidence yet
 	}

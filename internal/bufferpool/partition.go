@@ -367,7 +367,7 @@ func (pt *partition) promote(id PageID, di int32, f int32, mode Mode) (Page, boo
 	img := pt.readChain(first, n, (*bp)[:n])
 	start := time.Now()
 	err := codec.Decompress(c, pt.frameData(f), img)
-	pt.pool.timing.decom.add(time.Since(start))
+	pt.pool.timing.addDecom(c, time.Since(start))
 	pt.pool.scratch.Put(bp)
 
 	pt.mu.Lock()
@@ -428,7 +428,7 @@ func (pt *partition) miss(id PageID, f int32, mode Mode) (Page, bool, error) {
 	if err == nil {
 		start = time.Now()
 		err = codec.Decompress(img.Codec, pt.frameData(f), img.Data)
-		pt.pool.timing.decom.add(time.Since(start))
+		pt.pool.timing.addDecom(img.Codec, time.Since(start))
 	}
 	if img.Data != nil && cap(img.Data) <= cap(*bp) {
 		*bp = img.Data[:0]

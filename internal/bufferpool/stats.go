@@ -3,6 +3,8 @@ package bufferpool
 import (
 	"math"
 	"time"
+
+	"github.com/stratadb/strata/internal/codec"
 )
 
 // Stats describe the pool. Counts are since New.
@@ -20,6 +22,9 @@ type Stats struct {
 	// T_decom (decompression of one page), T_comp (compression of one
 	// demoted page). Moving averages.
 	TDiskRead, TDecom, TComp time.Duration
+	// TDecomByCodec is T_decom per codec of the pages decompressed (a
+	// store may hold pages of several codecs); TDecom is their mix.
+	TDecomByCodec map[codec.ID]time.Duration
 
 	// R: the applied compressed share, and the share the controller wants
 	// (equal in auto mode; in fixed mode, what auto would choose).
@@ -95,6 +100,14 @@ func (p *Pool) Stats() Stats {
 	st.TDiskRead = time.Duration(c.tDisk.v)
 	st.TDecom = time.Duration(c.tDecom.v)
 	st.TComp = time.Duration(c.tComp.v)
+	for i, e := range c.tDecomBy {
+		if e.valid {
+			if st.TDecomByCodec == nil {
+				st.TDecomByCodec = make(map[codec.ID]time.Duration)
+			}
+			st.TDecomByCodec[codec.ID(i)] = time.Duration(e.v)
+		}
+	}
 	st.GainUncompressed, st.GainCompressed = c.lastGainU, c.lastGainC
 	st.ControllerSteps = c.adjustments
 	c.mu.Unlock()
