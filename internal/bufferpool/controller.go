@@ -207,11 +207,7 @@ func (p *Pool) adjust() {
 	p.target.Store(math.Float64bits(r))
 	if auto && r != p.Share() {
 		p.setShare(r)
-		for _, pt := range p.parts {
-			pt.mu.Lock()
-			pt.retarget()
-			pt.mu.Unlock()
-		}
+		p.retargetAll()
 	}
 }
 
@@ -255,6 +251,11 @@ func (p *Pool) Share() float64 { return math.Float64frombits(p.share.Load()) }
 func (p *Pool) SetShare(r float64) {
 	p.fixed.Store(true)
 	p.setShare(math.Min(1, math.Max(0, r)))
+	p.retargetAll()
+}
+
+// retargetAll applies the current R to every partition.
+func (p *Pool) retargetAll() {
 	for _, pt := range p.parts {
 		pt.mu.Lock()
 		pt.retarget()

@@ -377,13 +377,7 @@ func (pt *partition) promote(id PageID, di int32, f int32, mode Mode) (Page, boo
 	if err != nil {
 		// Images come from verified disk reads or our own compression,
 		// so this is a bug or memory corruption; never hand out the bytes.
-		pt.frameDesc[f] = -1
-		pt.releaseFrame(f)
-		d.frame = -1
-		pt.retire(di)
-		pt.mu.Unlock()
-		pt.latches[f].Unlock()
-		pt.unpin(di)
+		pt.abortLoad(di, f)
 		return Page{}, false, fmt.Errorf("bufferpool: page %d: decompress cached image: %w", id, err)
 	}
 	d.state.Store(stFrame)
@@ -437,18 +431,25 @@ func (pt *partition) miss(id PageID, f int32, mode Mode) (Page, bool, error) {
 	if err != nil {
 		pt.st.loadErrors.Add(1)
 		pt.mu.Lock()
-		pt.frameDesc[f] = -1
-		pt.releaseFrame(f)
-		d.frame = -1
-		pt.retire(di)
-		pt.mu.Unlock()
-		pt.latches[f].Unlock()
-		pt.unpin(di)
+		pt.abortLoad(di, f)
 		return Page{}, false, fmt.Errorf("bufferpool: read page %d: %w", id, err)
 	}
 	d.state.Store(stFrame)
 	pt.st.misses.Add(1)
 	return pt.handOut(id, di, f, mode), false, nil
+}
+
+// abortLoad undoes a failed load of descriptor di into frame f: the frame
+// is freed, the page leaves the table, and waiters (who hold pins) find the
+// descriptor failed and retry. Called with mu held; releases it.
+func (pt *partition) abortLoad(di, f int32) {
+	pt.frameDesc[f] = -1
+	pt.releaseFrame(f)
+	pt.desc(di).frame = -1
+	pt.retire(di)
+	pt.mu.Unlock()
+	pt.latches[f].Unlock()
+	pt.unpin(di)
 }
 
 // handOut turns the loader's exclusive latch into the caller's mode.
