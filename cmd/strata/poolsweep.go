@@ -189,7 +189,7 @@ func plotSweep(path, scenario string, points []sweepPoint) error {
 	p.Title.Text = scenario + " (simulated device): read throughput vs compressed share R"
 	p.X.Label.Text = "R (compressed share of the budget)"
 	p.Y.Label.Text = "point reads / s"
-	p.Legend.Top = true
+	p.Legend.Top = false // bottom right: the lines are high on the plot
 	colors := 0
 	for _, dist := range []string{"uniform", "skewed"} {
 		var fixed plotter.XYs
