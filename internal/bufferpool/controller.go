@@ -89,6 +89,8 @@ type controller struct {
 	// Evidence accumulated since the last decision.
 	pendUonC, pendUonMiss, pendConMiss    int64
 	pendDemotions, pendHitsC, pendSkipped int64
+	// Evidence for switching the compressed tier off or on.
+	gateDem, gateHits, gateSkipped, gateConMiss int64
 }
 
 const (
@@ -181,29 +183,56 @@ func (p *Pool) adjust() {
 	for i := range c.tDecomBy {
 		c.tDecomBy[i].fold(p.timing.decomBy[i].take())
 	}
-	if c.pendUonC+c.pendUonMiss+c.pendConMiss < minGhostEvents && c.pendDemotions+c.pendSkipped < 4*minGhostEvents {
-		return // not enough evidence yet
-	}
 	r := math.Float64frombits(p.target.Load())
 	auto := !p.fixed.Load()
+
+	// The on/off judgement of the compressed tier needs a whole turnover
+	// of the tier (as many demotions as it holds images) while full, so
+	// that its hit rate is the steady one, not the warm-up's.
+	fill, images := p.imageFill()
+	if p.demoting.Load() && fill < 0.9 {
+		c.gateDem, c.gateHits = 0, 0
+	} else {
+		c.gateDem += c.pendDemotions
+		c.gateHits += c.pendHitsC
+		c.gateSkipped += c.pendSkipped
+		c.gateConMiss += c.pendConMiss
+	}
+	c.pendDemotions, c.pendHitsC, c.pendSkipped = 0, 0, 0
+	turnover := int64(max(4*minGhostEvents, images))
 	switch {
 	case auto && !p.demoting.Load():
-		// Compressed tier off: should it come back?
-		if float64(c.pendConMiss)*c.tDisk.v > 1.25*float64(c.pendSkipped)*c.tComp.v {
+		// Compressed tier off: should it come back? The C-ghost holds
+		// the pages evicted since, as if demoted.
+		if c.gateSkipped < turnover {
+			break
+		}
+		if float64(c.gateConMiss)*c.tDisk.v > 1.25*float64(c.gateSkipped)*c.tComp.v {
 			p.demoting.Store(true)
 			r = c.minShare
-			p.opts.Logger.Info("bufferpool: compressed tier on", "misses_it_would_serve", c.pendConMiss, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
+			p.opts.Logger.Info("bufferpool: compressed tier on", "misses_it_would_serve", c.gateConMiss, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
 		}
-	case auto && c.pendDemotions >= minGhostEvents && p.imageFill() > 0.9 &&
-		float64(c.pendHitsC)*c.tDisk.v < float64(c.pendDemotions)*c.tComp.v:
-		p.demoting.Store(false)
-		r = 0
-		p.opts.Logger.Info("bufferpool: compressed tier off", "hits", c.pendHitsC, "demotions", c.pendDemotions, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
+		c.gateSkipped, c.gateConMiss = 0, 0
+	case auto && c.gateDem >= turnover:
+		off := float64(c.gateHits)*c.tDisk.v < float64(c.gateDem)*c.tComp.v
+		c.gateDem, c.gateHits = 0, 0
+		if off {
+			p.demoting.Store(false)
+			c.gateSkipped, c.gateConMiss = 0, 0
+			r = 0
+			p.opts.Logger.Info("bufferpool: compressed tier off", "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
+			break
+		}
+		fallthrough
 	default:
-		r = c.decide(r, p.imageAlpha(), c.pendUonC, c.pendUonMiss, c.pendConMiss)
+		if c.pendUonC+c.pendUonMiss+c.pendConMiss < minGhostEvents {
+			return // not enough evidence yet
+		}
+		if p.demoting.Load() || !auto {
+			r = c.decide(r, p.imageAlpha(), c.pendUonC, c.pendUonMiss, c.pendConMiss)
+		}
 	}
 	c.pendUonC, c.pendUonMiss, c.pendConMiss = 0, 0, 0
-	c.pendDemotions, c.pendHitsC, c.pendSkipped = 0, 0, 0
 	p.target.Store(math.Float64bits(r))
 	if auto && r != p.Share() {
 		p.setShare(r)
@@ -211,19 +240,21 @@ func (p *Pool) adjust() {
 	}
 }
 
-// imageFill is the compressed tier's use of its target, 0..1.
-func (p *Pool) imageFill() float64 {
-	var used, target int
+// imageFill is the compressed tier's use of its target (0..1) and the
+// number of images it holds.
+func (p *Pool) imageFill() (float64, int) {
+	var used, target, images int
 	for _, pt := range p.parts {
 		pt.mu.RLock()
 		used += pt.chunksUsed
 		target += pt.chunkTarget
+		images += pt.images
 		pt.mu.RUnlock()
 	}
 	if target == 0 {
-		return 0
+		return 0, images
 	}
-	return float64(used) / float64(target)
+	return float64(used) / float64(target), images
 }
 
 // imageAlpha is α, the mean compressed image size over the page size, of

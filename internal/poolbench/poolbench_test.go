@@ -13,8 +13,8 @@ import (
 // follows from the measured T_disk_read and T_decom.
 
 func TestControllerFastDeviceSlowCodec(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulated-device run")
+	if testing.Short() || raceEnabled {
+		t.Skip("simulated-device run with real codec costs: not under -short or -race")
 	}
 	ds, err := Build(FastDeviceSlowCodec, 1024, 1)
 	if err != nil {
@@ -31,8 +31,8 @@ func TestControllerFastDeviceSlowCodec(t *testing.T) {
 }
 
 func TestControllerSlowDeviceFastCodec(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulated-device run")
+	if testing.Short() || raceEnabled {
+		t.Skip("simulated-device run with real codec costs: not under -short or -race")
 	}
 	sc := SlowDeviceFastCodec
 	// A 2 ms device instead of the HDD preset's 8 ms keeps the test short;

@@ -1,0 +1,5 @@
+//go:build !race
+
+package poolbench
+
+const raceEnabled = false
