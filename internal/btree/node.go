@@ -1,0 +1,330 @@
+// Package btree is the B+tree of Strata's key-value store: its node format
+// (this file) and, built on it, the copy-on-write tree over buffer-pool
+// pages.
+//
+// A node is one page. Reads work on the page bytes in place (binary search
+// over a slot array, no decoding, no allocation); writes materialise the
+// node's cells, change them and encode a new page, which also leaves the
+// free space zero-filled so that the page store's compression takes it
+// away (document 001's fill-factor point).
+//
+// Node layout (little endian), see docs/FORMAT.md:
+//
+//	0  kind        uint8   kindLeaf or kindBranch
+//	1  reserved    uint8   zero
+//	2  count       uint16  number of cells
+//	4  upper       uint32  offset of the cell area (cells fill [upper, page size))
+//	8  first child uint64  branch: the child for keys below the first key; leaf: 0
+//	16 txid        uint64  the transaction that wrote the page
+//	24 slots       count × uint16, the offset of each cell, in key order
+//
+// Leaf cell:   uvarint(len(key)) uvarint(len(value)<<1 | overflow) key value
+// Branch cell: uvarint(len(key)) key child(uint64)
+//
+// A leaf value flagged overflow is stored as 8 bytes: the first page of
+// its overflow chain (the flag's length field is then the value's length).
+package btree
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Node kinds.
+const (
+	kindLeaf   uint8 = 1
+	kindBranch uint8 = 2
+)
+
+const (
+	nodeHeaderSize = 24
+	slotSize       = 2
+	overflowRef    = 8 // bytes of a leaf value stored out of line
+)
+
+// ErrCorruptNode is returned (wrapped) by checkNode for bytes that are not
+// a valid node.
+var ErrCorruptNode = errors.New("btree: corrupt node")
+
+// node is a read-only view of a page holding a valid node (see checkNode).
+type node []byte
+
+func (n node) kind() uint8        { return n[0] }
+func (n node) count() int         { return int(binary.LittleEndian.Uint16(n[2:])) }
+func (n node) upper() int         { return int(binary.LittleEndian.Uint32(n[4:])) }
+func (n node) firstChild() uint64 { return binary.LittleEndian.Uint64(n[8:]) }
+func (n node) txid() uint64       { return binary.LittleEndian.Uint64(n[16:]) }
+func (n node) cellOff(i int) int  { return int(binary.LittleEndian.Uint16(n[nodeHeaderSize+slotSize*i:])) }
+
+// key returns the key of cell i.
+func (n node) key(i int) []byte {
+	off := n.cellOff(i)
+	klen, k := binary.Uvarint(n[off:])
+	off += k
+	if n.kind() == kindLeaf {
+		_, k = binary.Uvarint(n[off:])
+		off += k
+	}
+	return n[off : off+int(klen)]
+}
+
+// value returns leaf cell i's value (or, if overflow, the 8-byte reference)
+// and whether it is an overflow reference, with the value's full length.
+func (n node) value(i int) (v []byte, overflow bool, length int) {
+	off := n.cellOff(i)
+	klen, k := binary.Uvarint(n[off:])
+	off += k
+	vf, k := binary.Uvarint(n[off:])
+	off += k + int(klen)
+	length, overflow = int(vf>>1), vf&1 == 1
+	if overflow {
+		return n[off : off+overflowRef], true, length
+	}
+	return n[off : off+length], false, length
+}
+
+// child returns branch child i, where child 0 is the first child and child
+// i+1 follows key i.
+func (n node) child(i int) uint64 {
+	if i == 0 {
+		return n.firstChild()
+	}
+	off := n.cellOff(i - 1)
+	klen, k := binary.Uvarint(n[off:])
+	off += k + int(klen)
+	return binary.LittleEndian.Uint64(n[off:])
+}
+
+// search returns the index of the first cell whose key is ≥ key, and
+// whether that key is equal.
+func (n node) search(key []byte) (int, bool) {
+	c := n.count()
+	i := sort.Search(c, func(i int) bool { return bytes.Compare(n.key(i), key) >= 0 })
+	return i, i < c && bytes.Equal(n.key(i), key)
+}
+
+// childFor returns the index of the child whose subtree holds key.
+func (n node) childFor(key []byte) int {
+	c := n.count()
+	// The number of keys ≤ key is the child index.
+	return sort.Search(c, func(i int) bool { return bytes.Compare(n.key(i), key) > 0 })
+}
+
+// checkNode verifies that b is a well-formed node of a page of len(b)
+// bytes: header in range, every slot inside the cell area, every cell
+// inside the page, keys strictly increasing. A node that passes can be read
+// with the methods above without any index going out of range. Pages come
+// from the page store checksummed, so a failure here is a bug or a page
+// that is not a node; it is reported, never read.
+func checkNode(b []byte) error {
+	if len(b) < nodeHeaderSize || len(b) > 1<<16 {
+		return fmt.Errorf("%w: page of %d bytes", ErrCorruptNode, len(b))
+	}
+	n := node(b)
+	kind := n.kind()
+	if kind != kindLeaf && kind != kindBranch {
+		return fmt.Errorf("%w: kind %d", ErrCorruptNode, kind)
+	}
+	if b[1] != 0 {
+		return fmt.Errorf("%w: reserved byte %d", ErrCorruptNode, b[1])
+	}
+	count, upper := n.count(), n.upper()
+	slotsEnd := nodeHeaderSize + slotSize*count
+	if upper < slotsEnd || upper > len(b) {
+		return fmt.Errorf("%w: cell area at %d, slots end at %d, page %d", ErrCorruptNode, upper, slotsEnd, len(b))
+	}
+	if kind == kindLeaf && n.firstChild() != 0 {
+		return fmt.Errorf("%w: leaf with a child", ErrCorruptNode)
+	}
+	var prev []byte
+	for i := 0; i < count; i++ {
+		off := n.cellOff(i)
+		if off < upper || off >= len(b) {
+			return fmt.Errorf("%w: cell %d at %d outside [%d, %d)", ErrCorruptNode, i, off, upper, len(b))
+		}
+		end, err := cellEnd(b, off, kind)
+		if err != nil {
+			return fmt.Errorf("%w: cell %d: %v", ErrCorruptNode, i, err)
+		}
+		_ = end
+		k := n.key(i)
+		if i > 0 && bytes.Compare(prev, k) >= 0 {
+			return fmt.Errorf("%w: keys out of order at cell %d", ErrCorruptNode, i)
+		}
+		prev = k
+	}
+	return nil
+}
+
+// cellEnd parses the cell at off and returns where it ends, checking every
+// length against the page.
+func cellEnd(b []byte, off int, kind uint8) (int, error) {
+	klen, k := binary.Uvarint(b[off:])
+	if k <= 0 || klen > uint64(len(b)) {
+		return 0, errors.New("bad key length")
+	}
+	off += k
+	vlen := uint64(0)
+	if kind == kindLeaf {
+		vf, k := binary.Uvarint(b[off:])
+		if k <= 0 {
+			return 0, errors.New("bad value length")
+		}
+		off += k
+		vlen = vf >> 1
+		if vf&1 == 1 {
+			vlen = overflowRef
+		}
+		if vlen > uint64(len(b)) {
+			return 0, errors.New("value longer than the page")
+		}
+	} else {
+		vlen = 8 // child
+	}
+	end := uint64(off) + klen + vlen
+	if end > uint64(len(b)) {
+		return 0, fmt.Errorf("cell ends at %d, page is %d bytes", end, len(b))
+	}
+	return int(end), nil
+}
+
+// leafCell is a materialised leaf entry.
+type leafCell struct {
+	key, value []byte // value: the bytes, or the 8-byte overflow reference
+	overflow   bool
+	length     int // the value's length (== len(value) unless overflow)
+}
+
+// branchCell is a materialised branch entry: key and the child for keys ≥ key.
+type branchCell struct {
+	key   []byte
+	child uint64
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+func (c leafCell) size() int {
+	vf := uint64(c.length) << 1
+	return uvarintLen(uint64(len(c.key))) + uvarintLen(vf) + len(c.key) + len(c.value) + slotSize
+}
+
+func (c branchCell) size() int {
+	return uvarintLen(uint64(len(c.key))) + len(c.key) + 8 + slotSize
+}
+
+// leafSpace and branchSpace are the bytes the cells need, slots included.
+func leafSpace(cells []leafCell) int {
+	n := nodeHeaderSize
+	for _, c := range cells {
+		n += c.size()
+	}
+	return n
+}
+
+func branchSpace(cells []branchCell) int {
+	n := nodeHeaderSize
+	for _, c := range cells {
+		n += c.size()
+	}
+	return n
+}
+
+// encodeLeaf writes cells (sorted by key) as a leaf into page, zeroing the
+// free space. It returns an error if they do not fit.
+func encodeLeaf(page []byte, cells []leafCell, txid uint64) error {
+	if need := leafSpace(cells); need > len(page) {
+		return fmt.Errorf("btree: %d leaf cells need %d bytes, page is %d", len(cells), need, len(page))
+	}
+	clear(page)
+	page[0] = kindLeaf
+	binary.LittleEndian.PutUint16(page[2:], uint16(len(cells)))
+	binary.LittleEndian.PutUint64(page[16:], txid)
+	upper := len(page)
+	for i, c := range cells {
+		size := c.size() - slotSize
+		upper -= size
+		p := page[upper:]
+		vf := uint64(c.length) << 1
+		if c.overflow {
+			vf |= 1
+		}
+		k := binary.PutUvarint(p, uint64(len(c.key)))
+		k += binary.PutUvarint(p[k:], vf)
+		k += copy(p[k:], c.key)
+		copy(p[k:], c.value)
+		binary.LittleEndian.PutUint16(page[nodeHeaderSize+slotSize*i:], uint16(upper))
+	}
+	binary.LittleEndian.PutUint32(page[4:], uint32(upper))
+	return nil
+}
+
+// encodeBranch writes a branch with first child first and cells (sorted by
+// key) into page, zeroing the free space.
+func encodeBranch(page []byte, first uint64, cells []branchCell, txid uint64) error {
+	if need := branchSpace(cells); need > len(page) {
+		return fmt.Errorf("btree: %d branch cells need %d bytes, page is %d", len(cells), need, len(page))
+	}
+	clear(page)
+	page[0] = kindBranch
+	binary.LittleEndian.PutUint16(page[2:], uint16(len(cells)))
+	binary.LittleEndian.PutUint64(page[8:], first)
+	binary.LittleEndian.PutUint64(page[16:], txid)
+	upper := len(page)
+	for i, c := range cells {
+		size := c.size() - slotSize
+		upper -= size
+		p := page[upper:]
+		k := binary.PutUvarint(p, uint64(len(c.key)))
+		k += copy(p[k:], c.key)
+		binary.LittleEndian.PutUint64(p[k:], c.child)
+		binary.LittleEndian.PutUint16(page[nodeHeaderSize+slotSize*i:], uint16(upper))
+	}
+	binary.LittleEndian.PutUint32(page[4:], uint32(upper))
+	return nil
+}
+
+// leafCells materialises a leaf's cells. The slices alias n.
+func leafCells(n node, dst []leafCell) []leafCell {
+	dst = dst[:0]
+	for i := 0; i < n.count(); i++ {
+		v, ovf, length := n.value(i)
+		dst = append(dst, leafCell{key: n.key(i), value: v, overflow: ovf, length: length})
+	}
+	return dst
+}
+
+// branchCells materialises a branch's cells. The keys alias n.
+func branchCells(n node, dst []branchCell) []branchCell {
+	dst = dst[:0]
+	for i := 0; i < n.count(); i++ {
+		dst = append(dst, branchCell{key: n.key(i), child: n.child(i + 1)})
+	}
+	return dst
+}
+
+// splitPoint returns how many of cells stay in the left node when they no
+// longer fit one page: the left node is filled to fill (a fraction of the
+// page) — document 001's fill factor, which for sequential inserts leaves
+// every page that full — and at least one cell goes each way. size(i) is
+// cell i's size, pageSize the page size.
+func splitPoint(count int, size func(i int) int, pageSize int, fill float64) int {
+	budget := int(fill * float64(pageSize))
+	used := nodeHeaderSize
+	for i := 0; i < count; i++ {
+		used += size(i)
+		if used > budget {
+			return min(max(i, 1), count-1)
+		}
+	}
+	return count - 1
+}
