@@ -1,0 +1,430 @@
+package btree
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/stratadb/strata/internal/bufferpool"
+)
+
+// PageID is a page of the tree, as in the buffer pool and page store. The
+// zero id is never a node (the store's page 0 is the database's meta page).
+type PageID = bufferpool.PageID
+
+// Errors for callers.
+var (
+	ErrKeyTooLarge   = errors.New("btree: key too large")
+	ErrValueTooLarge = errors.New("btree: value too large")
+	ErrEmptyKey      = errors.New("btree: empty key")
+)
+
+// Tree is a copy-on-write B+tree over buffer-pool pages.
+//
+// A version of the tree is its root page id. Committed pages are never
+// changed: a write transaction copies every node it changes to a new page
+// (and the path from it to the root), so a reader that holds a root sees one
+// consistent version, without latches beyond the page it is reading and
+// without waiting for the writer, for as long as the pages of that version
+// are not freed. The transaction returns the pages it replaced; the caller
+// frees them once no reader and no durable checkpoint needs them.
+type Tree struct {
+	pool     *bufferpool.Pool
+	pageSize int
+	fill     float64
+}
+
+// New returns a tree over pool. fillFactor (0.1..1) is how full sequential
+// inserts leave pages (document 001).
+func New(pool *bufferpool.Pool, fillFactor float64) *Tree {
+	return &Tree{pool: pool, pageSize: pool.PageSize(), fill: fillFactor}
+}
+
+// MaxKeySize is the largest key: a quarter of a page, so that a branch
+// always holds at least three keys and a leaf at least one cell per split.
+func (t *Tree) MaxKeySize() int { return t.pageSize/4 - 16 }
+
+// MaxValueSize is the largest value stored in a leaf. Larger values need
+// overflow pages (not implemented yet).
+func (t *Tree) MaxValueSize() int { return t.pageSize/4 - 16 }
+
+// readNode pins page id shared, checks it and calls fn with it.
+func (t *Tree) readNode(id PageID, fn func(n node) error) error {
+	pg, err := t.pool.Get(id, bufferpool.Shared)
+	if err != nil {
+		return err
+	}
+	defer pg.Release()
+	b := pg.Data()
+	if err := checkNode(b); err != nil {
+		return fmt.Errorf("btree: page %d: %w", id, err)
+	}
+	return fn(node(b))
+}
+
+// Get looks key up in the version rooted at root and appends its value to
+// dst. Values stored out of line are not supported yet.
+func (t *Tree) Get(root PageID, key, dst []byte) ([]byte, bool, error) {
+	id := root
+	for {
+		var next PageID
+		var found bool
+		err := t.readNode(id, func(n node) error {
+			if n.kind() == kindBranch {
+				next = PageID(n.child(n.childFor(key)))
+				return nil
+			}
+			i, ok := n.search(key)
+			if ok {
+				v, _, _ := n.value(i)
+				dst = append(dst, v...)
+				found = true
+			}
+			return nil
+		})
+		if err != nil || next == 0 {
+			return dst, found, err
+		}
+		id = next
+	}
+}
+
+// wnode is a node materialised in a write transaction: a new page that only
+// this transaction can see, so it is changed in place until commit.
+type wnode struct {
+	id     PageID
+	leaf   bool
+	first  PageID // branch
+	leaves []leafCell
+	kids   []branchCell
+	arena  []byte // owns keys and values copied in
+}
+
+func (w *wnode) own(b []byte) []byte {
+	if len(b) == 0 {
+		return b
+	}
+	start := len(w.arena)
+	w.arena = append(w.arena, b...)
+	return w.arena[start:len(w.arena):len(w.arena)]
+}
+
+func (w *wnode) space() int {
+	if w.leaf {
+		return leafSpace(w.leaves)
+	}
+	return branchSpace(w.kids)
+}
+
+// Tx is a write transaction: one at a time per tree (the caller serializes).
+type Tx struct {
+	t     *Tree
+	txid  uint64
+	root  PageID
+	nodes map[PageID]*wnode // pages created by this transaction
+	freed []PageID          // committed pages this transaction replaced
+	done  bool
+}
+
+// Begin starts a write transaction on the version rooted at root (0 for an
+// empty tree).
+func (t *Tree) Begin(root PageID, txid uint64) *Tx {
+	return &Tx{t: t, txid: txid, root: root, nodes: make(map[PageID]*wnode)}
+}
+
+// pathEntry is one step of a descent: the node and the child index taken.
+type pathEntry struct {
+	w     *wnode
+	child int
+}
+
+// load returns the writable node for id: itself if this transaction created
+// it, else a copy on a new page (the old page joins the freed list).
+func (tx *Tx) load(id PageID) (*wnode, error) {
+	if w, ok := tx.nodes[id]; ok {
+		return w, nil
+	}
+	w := &wnode{}
+	err := tx.t.readNode(id, func(n node) error {
+		w.arena = make([]byte, 0, len(n))
+		if n.kind() == kindLeaf {
+			w.leaf = true
+			for _, c := range leafCells(n, nil) {
+				c.key, c.value = w.own(c.key), w.own(c.value)
+				w.leaves = append(w.leaves, c)
+			}
+		} else {
+			w.first = PageID(n.firstChild())
+			for _, c := range branchCells(n, nil) {
+				c.key = w.own(c.key)
+				w.kids = append(w.kids, c)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.place(w); err != nil {
+		return nil, err
+	}
+	tx.freed = append(tx.freed, id)
+	return w, nil
+}
+
+// place gives w a new page id.
+func (tx *Tx) place(w *wnode) error {
+	pg, err := tx.t.pool.NewPage()
+	if err != nil {
+		return err
+	}
+	w.id = pg.ID()
+	pg.Release() // written at Commit
+	tx.nodes[w.id] = w
+	return nil
+}
+
+// descend copies the path to key's leaf and returns it, root first.
+func (tx *Tx) descend(key []byte) ([]pathEntry, error) {
+	if tx.root == 0 {
+		w := &wnode{leaf: true}
+		if err := tx.place(w); err != nil {
+			return nil, err
+		}
+		tx.root = w.id
+	}
+	var path []pathEntry
+	id := tx.root
+	var parent *wnode
+	for {
+		w, err := tx.load(id)
+		if err != nil {
+			return nil, err
+		}
+		if parent != nil {
+			setChild(parent, path[len(path)-1].child, w.id)
+		} else {
+			tx.root = w.id
+		}
+		if w.leaf {
+			return append(path, pathEntry{w: w}), nil
+		}
+		i := childIndex(w, key)
+		path = append(path, pathEntry{w: w, child: i})
+		id = childAt(w, i)
+		parent = w
+	}
+}
+
+func childIndex(w *wnode, key []byte) int {
+	i, _ := slices.BinarySearchFunc(w.kids, key, func(c branchCell, k []byte) int {
+		if bytes.Compare(c.key, k) <= 0 {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+func childAt(w *wnode, i int) PageID {
+	if i == 0 {
+		return w.first
+	}
+	return PageID(w.kids[i-1].child)
+}
+
+func setChild(w *wnode, i int, id PageID) {
+	if i == 0 {
+		w.first = id
+	} else {
+		w.kids[i-1].child = uint64(id)
+	}
+}
+
+// Put sets key to value.
+func (tx *Tx) Put(key, value []byte) error {
+	if err := tx.check(key); err != nil {
+		return err
+	}
+	if len(value) > tx.t.MaxValueSize() {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLarge, len(value), tx.t.MaxValueSize())
+	}
+	path, err := tx.descend(key)
+	if err != nil {
+		return err
+	}
+	leaf := path[len(path)-1].w
+	i, found := slices.BinarySearchFunc(leaf.leaves, key, func(c leafCell, k []byte) int { return bytes.Compare(c.key, k) })
+	c := leafCell{key: leaf.own(key), value: leaf.own(value), length: len(value)}
+	if found {
+		leaf.leaves[i] = c
+	} else {
+		leaf.leaves = slices.Insert(leaf.leaves, i, c)
+	}
+	return tx.splitUp(path)
+}
+
+// Delete removes key; it reports whether it was there. Empty leaves are
+// removed from their parents (lazy rebalancing: nodes are not merged while
+// they hold anything; the fill factor and compression make sparse pages
+// cheap on disk).
+func (tx *Tx) Delete(key []byte) (bool, error) {
+	if err := tx.check(key); err != nil {
+		return false, err
+	}
+	if tx.root == 0 {
+		return false, nil
+	}
+	path, err := tx.descend(key)
+	if err != nil {
+		return false, err
+	}
+	leaf := path[len(path)-1].w
+	i, found := slices.BinarySearchFunc(leaf.leaves, key, func(c leafCell, k []byte) int { return bytes.Compare(c.key, k) })
+	if !found {
+		return false, nil
+	}
+	leaf.leaves = slices.Delete(leaf.leaves, i, i+1)
+	// Remove empty nodes bottom-up.
+	for d := len(path) - 1; d > 0; d-- {
+		w := path[d].w
+		if (w.leaf && len(w.leaves) > 0) || (!w.leaf && (len(w.kids) > 0 || w.first != 0)) {
+			break
+		}
+		tx.drop(w)
+		p := path[d-1]
+		if p.child == 0 {
+			if len(p.w.kids) == 0 {
+				p.w.first = 0
+			} else {
+				p.w.first = PageID(p.w.kids[0].child)
+				p.w.kids = p.w.kids[1:]
+			}
+		} else {
+			p.w.kids = slices.Delete(p.w.kids, p.child-1, p.child)
+		}
+	}
+	// Collapse root branches left with a single child: the child (a node
+	// of this transaction or a committed page) becomes the root.
+	for {
+		r := tx.nodes[tx.root]
+		if r == nil || r.leaf || len(r.kids) > 0 {
+			break
+		}
+		tx.drop(r)
+		tx.root = r.first
+	}
+	if r := tx.nodes[tx.root]; r != nil && r.leaf && len(r.leaves) == 0 {
+		tx.drop(r)
+		tx.root = 0
+	}
+	return true, nil
+}
+
+// drop discards a node created by this transaction.
+func (tx *Tx) drop(w *wnode) {
+	delete(tx.nodes, w.id)
+	tx.freed = append(tx.freed, w.id)
+}
+
+func (tx *Tx) check(key []byte) error {
+	if tx.done {
+		return errors.New("btree: transaction finished")
+	}
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
+	if len(key) > tx.t.MaxKeySize() {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrKeyTooLarge, len(key), tx.t.MaxKeySize())
+	}
+	return nil
+}
+
+// splitUp splits the nodes of path that no longer fit a page, bottom-up.
+func (tx *Tx) splitUp(path []pathEntry) error {
+	for d := len(path) - 1; d >= 0; d-- {
+		w := path[d].w
+		if w.space() <= tx.t.pageSize {
+			return nil
+		}
+		right := &wnode{leaf: w.leaf}
+		var sep []byte
+		// A node split at its end (sequential inserts) keeps the
+		// fill-factor share on the left; elsewhere it splits in half.
+		fill := 0.5
+		if d == len(path)-1 && path[d].child == 0 && w.leaf {
+			fill = tx.t.fill
+		}
+		if w.leaf {
+			k := splitPoint(len(w.leaves), func(i int) int { return w.leaves[i].size() }, tx.t.pageSize, fill)
+			for _, c := range w.leaves[k:] {
+				right.leaves = append(right.leaves, leafCell{key: right.own(c.key), value: right.own(c.value), overflow: c.overflow, length: c.length})
+			}
+			w.leaves = w.leaves[:k]
+			sep = right.leaves[0].key
+		} else {
+			k := splitPoint(len(w.kids), func(i int) int { return w.kids[i].size() }, tx.t.pageSize, 0.5)
+			// kids[k] moves up: its child becomes the right node's first.
+			sep = right.own(w.kids[k].key)
+			right.first = PageID(w.kids[k].child)
+			for _, c := range w.kids[k+1:] {
+				right.kids = append(right.kids, branchCell{key: right.own(c.key), child: c.child})
+			}
+			w.kids = w.kids[:k]
+		}
+		if err := tx.place(right); err != nil {
+			return err
+		}
+		if d == 0 {
+			root := &wnode{first: w.id}
+			root.kids = []branchCell{{key: root.own(sep), child: uint64(right.id)}}
+			if err := tx.place(root); err != nil {
+				return err
+			}
+			tx.root = root.id
+			return nil
+		}
+		p := path[d-1]
+		p.w.kids = slices.Insert(p.w.kids, p.child, branchCell{key: p.w.own(sep), child: uint64(right.id)})
+	}
+	return nil
+}
+
+// Commit writes every node of the transaction to its page and returns the
+// new root (0 for an empty tree) and the committed pages the transaction
+// replaced, which the caller frees when no reader needs them.
+func (tx *Tx) Commit() (PageID, []PageID, error) {
+	if tx.done {
+		return 0, nil, errors.New("btree: transaction finished")
+	}
+	tx.done = true
+	for _, w := range tx.nodes {
+		pg, err := tx.t.pool.Get(w.id, bufferpool.Exclusive)
+		if err != nil {
+			return 0, nil, err
+		}
+		if w.leaf {
+			err = encodeLeaf(pg.Data(), w.leaves, tx.txid)
+		} else {
+			err = encodeBranch(pg.Data(), uint64(w.first), w.kids, tx.txid)
+		}
+		pg.MarkDirty()
+		pg.Release()
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	return tx.root, tx.freed, nil
+}
+
+// Abort abandons the transaction; the pages it created are returned for
+// freeing (they were never part of a committed version).
+func (tx *Tx) Abort() []PageID {
+	tx.done = true
+	ids := make([]PageID, 0, len(tx.nodes))
+	for id := range tx.nodes {
+		ids = append(ids, id)
+	}
+	return ids
+}
