@@ -57,7 +57,9 @@ func (n node) count() int         { return int(binary.LittleEndian.Uint16(n[2:])
 func (n node) upper() int         { return int(binary.LittleEndian.Uint32(n[4:])) }
 func (n node) firstChild() uint64 { return binary.LittleEndian.Uint64(n[8:]) }
 func (n node) txid() uint64       { return binary.LittleEndian.Uint64(n[16:]) }
-func (n node) cellOff(i int) int  { return int(binary.LittleEndian.Uint16(n[nodeHeaderSize+slotSize*i:])) }
+func (n node) cellOff(i int) int {
+	return int(binary.LittleEndian.Uint16(n[nodeHeaderSize+slotSize*i:]))
+}
 
 // key returns the key of cell i.
 func (n node) key(i int) []byte {
