@@ -1,0 +1,80 @@
+// Package wal is Strata's write-ahead log: an append-only sequence of
+// records, each an opaque payload numbered by a log sequence number (LSN),
+// that survives crashes. The B+tree logs its changes here before it
+// changes pages, and replays them after a crash.
+//
+// # Format
+//
+// The log is a directory of files named wal-NNNNNNNN.log (eight or more
+// decimal digits, numbered from 1 without gaps). Each starts with a 32-byte
+// header (magic "STRATWAL", version, file number, the LSN of its first
+// record, CRC-32C), followed by records packed back to back, each a 16-byte
+// header (CRC-32C, payload length, LSN) and the payload. LSNs start at 1 and
+// increase by one from record to record, across files. docs/WAL.md gives the
+// format byte by byte.
+//
+// Files are written sequentially with buffered I/O (the OS page cache
+// absorbs the small writes; the log is read only at recovery). When the
+// active file reaches Options.FileSize, the log moves on to a new one.
+// TruncateBefore deletes whole files whose records are all older than a
+// checkpoint.
+//
+// # Group commit
+//
+// Append hands its record to whichever goroutine is the leader: callers
+// queue their records in a shared buffer under a mutex; a caller that finds
+// no leader becomes one, takes the whole queue, writes it with one WriteAt
+// and, if any caller in it (or an earlier one) asked for durability, fsyncs
+// once. Then it wakes everyone; callers whose records were covered return,
+// and one of the others leads the next round with whatever queued up
+// meanwhile. So N concurrent committers share far fewer than N writes and
+// fsyncs, with no extra goroutine and no added latency when there is no
+// concurrency. Stats reports the counts.
+//
+// # Durability
+//
+// Append(payload, true), Sync, Rotate and Close return only after the
+// records before them are fsynced. What Append(payload, false) guarantees
+// depends on the SyncMode:
+//
+//   - SyncAlways (the default): every Append is synced.
+//   - SyncPeriodic: Append returns once the record is in the OS page cache;
+//     a background goroutine fsyncs every SyncInterval (default 10 ms). A
+//     machine crash can lose records acknowledged within about the last
+//     SyncInterval plus one fsync; a process crash loses none.
+//   - SyncNever: records are fsynced only by synced Appends, Sync, Rotate,
+//     Close, and moving to a new file.
+//
+// Every acknowledged LSN is ordered: when an Append returns, every record
+// with a lower LSN is written (and synced, if it was a synced Append).
+//
+// A write or fsync error is sticky: the log refuses every later Append and
+// Sync with it. After a failed fsync the kernel may have dropped the dirty
+// pages, so retrying could report success for data that is gone; the only
+// safe way on is to reopen and recover.
+//
+// # Recovery rules
+//
+// A new file is created, its header written and fsynced, and the directory
+// fsynced, before any record goes into it; and the file before it is
+// fsynced whole first. Hence only the newest file can end in a torn write,
+// and a synced record never depends on a directory entry that was not
+// durable. Open enforces:
+//
+//   - The file numbers must be contiguous (TruncateBefore deletes oldest
+//     first and fsyncs the directory after each deletion), and every header
+//     valid, except that a newest file no longer than a header whose header
+//     is invalid is the remains of an interrupted creation: it is removed.
+//   - In the newest file, the first record that is incomplete or fails its
+//     checksum is a torn write: the file is truncated there and fsynced.
+//     A record that passes its checksum but has the wrong LSN is corruption.
+//   - In older files, any invalid record, a gap in the LSNs, or bytes after
+//     the last record is corruption (ErrCorrupt, naming the file and
+//     offset). Older files are read only by Replay, so Open reads one file
+//     however long the log is.
+//
+// After recovery the log holds a prefix of the records appended before the
+// crash (minus files removed by TruncateBefore) that includes every record
+// acknowledged as durable, and NextLSN continues after it. LSNs are never
+// reused for records that were acknowledged as durable.
+package wal
