@@ -133,6 +133,29 @@ func (t *Tree) Begin(root PageID, txid uint64) *Tx {
 	return &Tx{t: t, txid: txid, root: root, nodes: make(map[PageID]*wnode)}
 }
 
+// Get looks key up in the transaction's version, its own changes included.
+func (tx *Tx) Get(key, dst []byte) ([]byte, bool, error) {
+	id := tx.root
+	for id != 0 {
+		w, ok := tx.nodes[id]
+		if !ok {
+			return tx.t.Get(id, key, dst) // an unchanged, committed subtree
+		}
+		if w.leaf {
+			i, found := slices.BinarySearchFunc(w.leaves, key, func(c leafCell, k []byte) int { return bytes.Compare(c.key, k) })
+			if found {
+				dst = append(dst, w.leaves[i].value...)
+			}
+			return dst, found, nil
+		}
+		id = childAt(w, childIndex(w, key))
+	}
+	return dst, false, nil
+}
+
+// Root is the root of the transaction's version so far.
+func (tx *Tx) Root() PageID { return tx.root }
+
 // pathEntry is one step of a descent: the node and the child index taken.
 type pathEntry struct {
 	w     *wnode

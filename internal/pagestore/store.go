@@ -148,6 +148,30 @@ func Open(dir string, opts Options) (*Store, error) {
 // PageSize is the store's logical page size.
 func (s *Store) PageSize() int { return s.pageSize }
 
+// ForEachPage calls fn with the id of every page in the store, in
+// increasing order. It works on a snapshot of the ids, so fn may call the
+// store.
+func (s *Store) ForEachPage(fn func(PageID) error) error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	var ids []PageID
+	for id, e := range s.pmap.entries {
+		if e.present() {
+			ids = append(ids, PageID(id))
+		}
+	}
+	s.mu.RUnlock()
+	for _, id := range ids {
+		if err := fn(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Codec is the codec new pages are written with.
 func (s *Store) Codec() codec.Codec { return s.codec }
 
