@@ -451,3 +451,33 @@ func (tx *Tx) Abort() []PageID {
 	}
 	return ids
 }
+
+// Walk calls fn with the id of every page of the version rooted at root.
+// It reads the branch pages only: leaf ids come from their parents.
+func (t *Tree) Walk(root PageID, fn func(PageID)) error {
+	if root == 0 {
+		return nil
+	}
+	fn(root)
+	var kids []PageID
+	isBranch := false
+	err := t.readNode(root, func(n node) error {
+		if n.kind() != kindBranch {
+			return nil
+		}
+		isBranch = true
+		for i := 0; i <= n.count(); i++ {
+			kids = append(kids, PageID(n.child(i)))
+		}
+		return nil
+	})
+	if err != nil || !isBranch {
+		return err
+	}
+	for _, k := range kids {
+		if err := t.Walk(k, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}

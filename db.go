@@ -1,0 +1,542 @@
+// Package strata is an embedded key-value store whose pages are compressed
+// on disk and whose cache knows it.
+//
+// A DB is a copy-on-write B+tree over a two-tier buffer pool (uncompressed
+// pages and compressed pages in one memory budget, the split tuned online)
+// over a log-structured store of compressed pages, with a write-ahead log
+// for durability. See docs/ARCHITECTURE.md.
+//
+//	db, err := strata.Open("data", nil)
+//	...
+//	defer db.Close()
+//	b := db.NewBatch()
+//	b.Set([]byte("k1"), []byte("v1"))
+//	b.Set([]byte("k2"), []byte("v2"))
+//	err = b.Commit(strata.Sync)
+//	v, err := db.Get([]byte("k1"))
+//	it, _ := db.NewIter(nil)
+//	for it.First(); it.Valid(); it.Next() { ... }
+//	it.Close()
+package strata
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/btree"
+	"github.com/stratadb/strata/internal/bufferpool"
+	"github.com/stratadb/strata/internal/pagestore"
+	"github.com/stratadb/strata/internal/vfs"
+	"github.com/stratadb/strata/internal/wal"
+)
+
+// Errors returned by the database. Test with errors.Is.
+var (
+	ErrNotFound      = errors.New("strata: not found")
+	ErrClosed        = errors.New("strata: closed")
+	ErrCorrupt       = errors.New("strata: corrupt data")
+	ErrEmptyKey      = errors.New("strata: empty key")
+	ErrKeyTooLarge   = errors.New("strata: key too large")
+	ErrValueTooLarge = errors.New("strata: value too large")
+	ErrLocked        = errors.New("strata: database in use by another process or handle")
+	ErrNotDatabase   = errors.New("strata: not a Strata database")
+	ErrPageSize      = errors.New("strata: page size mismatch")
+)
+
+// DB is an open database. It is safe for concurrent use.
+type DB struct {
+	dir   string
+	opts  Options
+	store *pagestore.Store
+	pool  *bufferpool.Pool
+	tree  *btree.Tree
+	log   *wal.Log
+
+	// writeMu serializes writers (one at a time, as bbolt) and checkpoints.
+	writeMu sync.Mutex
+	// mu guards the current version, the snapshot registry and the
+	// pending frees; readers hold it shared while they read a version
+	// they have not registered.
+	mu       sync.RWMutex
+	root     btree.PageID
+	txid     uint64
+	lsn      uint64         // last WAL record applied
+	snaps    map[uint64]int // txid → open snapshots of that version
+	pending  []pendingFree
+	ckptTxid uint64 // txid of the last durable checkpoint
+	closed   atomic.Bool
+	failed   error // sticky: a commit half-applied (I/O error)
+
+	ckptKick chan struct{}
+	stop     chan struct{}
+	done     sync.WaitGroup
+
+	st opStats
+}
+
+// pendingFree is the pages a transaction replaced: free once no snapshot
+// older than it exists and a checkpoint after it is durable (the previous
+// checkpoint's tree may still use them).
+type pendingFree struct {
+	txid uint64
+	ids  []btree.PageID
+}
+
+type opStats struct {
+	gets, sets, deletes, batches, txs, iters, checkpoints atomic.Int64
+}
+
+// Open opens the database in dir, creating it if dir does not exist or is
+// empty, and recovers it after a crash.
+func Open(dir string, o *Options) (*DB, error) {
+	opts, c, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	fs := opts.fs
+	if names, err := fs.List(dir); err == nil && len(names) > 0 && !slices.Contains(names, "CHECKPOINT") {
+		return nil, fmt.Errorf("%w: %s holds files but no CHECKPOINT", ErrNotDatabase, dir)
+	}
+	store, err := pagestore.Open(dir, pagestore.Options{FS: fs, PageSize: opts.PageSize, Codec: c, DisableDirectIO: opts.DisableDirectIO, Logger: opts.Logger})
+	if err != nil {
+		return nil, wrapOpenErr(dir, err)
+	}
+	db := &DB{dir: dir, opts: opts, store: store, snaps: make(map[uint64]int), ckptKick: make(chan struct{}, 1), stop: make(chan struct{})}
+	if err := db.open(); err != nil {
+		if db.log != nil {
+			db.log.Close()
+		}
+		if db.pool != nil {
+			db.pool.Close()
+		}
+		store.Close()
+		return nil, err
+	}
+	db.done.Add(1)
+	go db.background()
+	return db, nil
+}
+
+func wrapOpenErr(dir string, err error) error {
+	switch {
+	case errors.Is(err, vfs.ErrLocked):
+		return fmt.Errorf("%w: %s: %v", ErrLocked, dir, err)
+	case errors.Is(err, pagestore.ErrPageSize):
+		return fmt.Errorf("%w: %v", ErrPageSize, err)
+	case errors.Is(err, pagestore.ErrCorrupt):
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return fmt.Errorf("strata: open %s: %w", dir, err)
+}
+
+func (db *DB) open() error {
+	pool, err := bufferpool.New(db.store, bufferpool.Options{CacheSize: db.opts.CacheSize, FixedShare: db.opts.FixedShare,
+		CompressedShare: db.opts.CompressedShare, Partitions: db.opts.Partitions, Logger: db.opts.Logger})
+	if err != nil {
+		return fmt.Errorf("strata: %w", err)
+	}
+	db.pool = pool
+	db.tree = btree.New(pool, float64(db.opts.FillFactor)/100)
+	var m meta
+	if db.store.Stats().LivePages == 0 {
+		// A new database: page 0 is the meta page.
+		pg, err := pool.NewPage()
+		if err != nil {
+			return fmt.Errorf("strata: create meta page: %w", err)
+		}
+		if pg.ID() != 0 {
+			pg.Release()
+			return fmt.Errorf("%w: %s has no meta page but allocates page %d", ErrCorrupt, db.dir, pg.ID())
+		}
+		m = meta{pageSize: uint32(db.store.PageSize())}
+		m.encode(pg.Data())
+		pg.MarkDirty()
+		pg.Release()
+		if err := pool.FlushAll(); err != nil {
+			return fmt.Errorf("strata: write meta page: %w", err)
+		}
+	} else {
+		pg, err := pool.Get(0, bufferpool.Shared)
+		if err != nil {
+			return wrapOpenErr(db.dir, err)
+		}
+		m, err = decodeMeta(pg.Data())
+		pg.Release()
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrNotDatabase, db.dir, err)
+		}
+	}
+	db.root, db.txid, db.lsn, db.ckptTxid = btree.PageID(m.root), m.txid, m.lsn, m.txid
+	wopts := wal.Options{FS: db.opts.fs, Logger: db.opts.Logger}
+	switch db.opts.Sync {
+	case SyncAlways:
+		wopts.SyncMode = wal.SyncAlways
+	case SyncPeriodic:
+		wopts.SyncMode = wal.SyncPeriodic
+	case SyncNever:
+		wopts.SyncMode = wal.SyncNever
+	}
+	if db.log, err = wal.Open(filepath.Join(db.dir, "wal"), wopts); err != nil {
+		if errors.Is(err, wal.ErrCorrupt) {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return fmt.Errorf("strata: open WAL: %w", err)
+	}
+	if first := db.log.FirstLSN(); first > db.lsn+1 {
+		return fmt.Errorf("%w: WAL starts at record %d, the checkpoint needs %d", ErrCorrupt, first, db.lsn+1)
+	}
+	// Redo the commits after the checkpoint, in order.
+	replayed := 0
+	err = db.log.Replay(db.lsn+1, func(lsn uint64, payload []byte) error {
+		tx := db.tree.Begin(db.root, db.txid+1)
+		if err := applyOps(tx, payload); err != nil {
+			return fmt.Errorf("%w: WAL record %d: %v", ErrCorrupt, lsn, err)
+		}
+		root, _, err := tx.Commit()
+		if err != nil {
+			return err
+		}
+		db.root, db.txid, db.lsn = root, db.txid+1, lsn
+		replayed++
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, wal.ErrCorrupt) {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return err
+	}
+	if replayed > 0 {
+		db.opts.Logger.Info("strata: replayed WAL", "records", replayed)
+	}
+	// Make the recovered state a checkpoint, then free every page the
+	// tree does not reach: pages of commits lost in the crash, and pages
+	// replaced after the last checkpoint.
+	if err := db.checkpointLocked(); err != nil {
+		return err
+	}
+	return db.collectOrphans()
+}
+
+// applyOps applies an encoded batch to a tree transaction.
+func applyOps(tx *btree.Tx, ops []byte) error {
+	return decodeOps(ops, func(op byte, key, value []byte) error {
+		if op == opSet {
+			return tx.Put(key, value)
+		}
+		_, err := tx.Delete(key)
+		return err
+	})
+}
+
+// collectOrphans frees the store's pages that neither page 0 nor the tree
+// reaches. Called at Open, after the recovery checkpoint.
+func (db *DB) collectOrphans() error {
+	live := map[btree.PageID]bool{0: true}
+	if err := db.tree.Walk(db.root, func(id btree.PageID) { live[id] = true }); err != nil {
+		return fmt.Errorf("%w: walk tree: %v", ErrCorrupt, err)
+	}
+	freed := 0
+	err := db.store.ForEachPage(func(id pagestore.PageID) error {
+		if live[id] {
+			return nil
+		}
+		freed++
+		return db.pool.FreePage(id)
+	})
+	if err != nil {
+		return err
+	}
+	if freed > 0 {
+		db.opts.Logger.Info("strata: freed unreachable pages", "pages", freed)
+	}
+	return nil
+}
+
+func (db *DB) checkKV(key, value []byte, set bool) error {
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
+	if len(key) > db.tree.MaxKeySize() {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrKeyTooLarge, len(key), db.tree.MaxKeySize())
+	}
+	if set && len(value) > db.tree.MaxValueSize() {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrValueTooLarge, len(value), db.tree.MaxValueSize())
+	}
+	return nil
+}
+
+// MaxKeySize and MaxValueSize are the limits on keys and values: a quarter
+// of a page each, less a little.
+func (db *DB) MaxKeySize() int   { return db.tree.MaxKeySize() }
+func (db *DB) MaxValueSize() int { return db.tree.MaxValueSize() }
+
+// Get returns a copy of key's value, or ErrNotFound.
+func (db *DB) Get(key []byte) ([]byte, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	if len(key) == 0 {
+		return nil, ErrEmptyKey
+	}
+	db.st.gets.Add(1)
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.getAt(db.root, key)
+}
+
+func (db *DB) getAt(root btree.PageID, key []byte) ([]byte, error) {
+	if root == 0 {
+		return nil, ErrNotFound
+	}
+	v, ok, err := db.tree.Get(root, key, nil)
+	if err != nil {
+		return nil, db.readErr(err)
+	}
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v, nil
+}
+
+func (db *DB) readErr(err error) error {
+	if errors.Is(err, pagestore.ErrCorrupt) || errors.Is(err, btree.ErrCorruptNode) {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return fmt.Errorf("strata: %w", err)
+}
+
+// Has reports whether key is present.
+func (db *DB) Has(key []byte) (bool, error) {
+	_, err := db.Get(key)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Set sets key to value (durable as the database's SyncMode says).
+func (db *DB) Set(key, value []byte) error {
+	b := Batch{db: db}
+	if err := b.Set(key, value); err != nil {
+		return err
+	}
+	db.st.sets.Add(1)
+	return b.Commit(nil)
+}
+
+// Delete removes key; deleting an absent key is not an error.
+func (db *DB) Delete(key []byte) error {
+	b := Batch{db: db}
+	if err := b.Delete(key); err != nil {
+		return err
+	}
+	db.st.deletes.Add(1)
+	return b.Commit(nil)
+}
+
+// commit logs and applies encoded ops as one transaction. If tx is not nil
+// the ops were already applied to it (Update); otherwise a transaction is
+// made here. The WAL record is written before the new version becomes
+// visible, and (if durable commits are asked for) the fsync happens after
+// the writer lock is released, so concurrent committers share it.
+func (db *DB) commit(ops []byte, opts *WriteOptions, tx *btree.Tx) error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	db.writeMu.Lock()
+	if db.failed != nil {
+		db.writeMu.Unlock()
+		return db.failed
+	}
+	err := db.commitLocked(ops, tx)
+	db.writeMu.Unlock()
+	if err != nil {
+		return err
+	}
+	db.st.batches.Add(1)
+	if (opts != nil && opts.Sync) || db.opts.Sync == SyncAlways {
+		if err := db.log.Sync(); err != nil {
+			return fmt.Errorf("strata: sync WAL: %w", err)
+		}
+	}
+	if db.log.Stats().Bytes >= db.opts.CheckpointWAL {
+		select {
+		case db.ckptKick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+func (db *DB) commitLocked(ops []byte, tx *btree.Tx) error {
+	db.mu.RLock()
+	root, txid := db.root, db.txid+1
+	db.mu.RUnlock()
+	if tx == nil {
+		tx = db.tree.Begin(root, txid)
+		if err := applyOps(tx, ops); err != nil {
+			db.abort(tx)
+			return fmt.Errorf("strata: %w", err)
+		}
+	}
+	lsn, err := db.log.Append(ops, false)
+	if err != nil {
+		db.abort(tx)
+		return fmt.Errorf("strata: write WAL: %w", err)
+	}
+	newRoot, freed, err := tx.Commit()
+	if err != nil {
+		// The WAL has the commit but the tree does not: reopening
+		// replays it. Until then, refuse writes.
+		db.failed = fmt.Errorf("strata: commit failed, reopen to recover: %w", err)
+		return db.failed
+	}
+	db.mu.Lock()
+	db.root, db.txid, db.lsn = newRoot, txid, lsn
+	if len(freed) > 0 {
+		db.pending = append(db.pending, pendingFree{txid: txid, ids: freed})
+	}
+	db.mu.Unlock()
+	return nil
+}
+
+// abort discards a transaction's new pages.
+func (db *DB) abort(tx *btree.Tx) {
+	for _, id := range tx.Abort() {
+		_ = db.pool.FreePage(id)
+	}
+}
+
+// Sync makes every commit so far durable.
+func (db *DB) Sync() error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	return db.log.Sync()
+}
+
+// Checkpoint writes the tree's pages and a new meta page to the page store
+// and truncates the WAL: recovery then starts from here. It runs in the
+// background whenever the WAL exceeds Options.CheckpointWAL.
+func (db *DB) Checkpoint() error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	return db.checkpointLocked()
+}
+
+// checkpointLocked runs a checkpoint; writeMu is held (or Open is running).
+func (db *DB) checkpointLocked() error {
+	db.mu.RLock()
+	m := meta{pageSize: uint32(db.store.PageSize()), root: uint64(db.root), txid: db.txid, lsn: db.lsn}
+	db.mu.RUnlock()
+	// The tree's pages first, then the meta page that points to them: the
+	// page store keeps writes in order, so after a crash a new meta page
+	// implies its tree.
+	if err := db.pool.FlushAll(); err != nil {
+		return fmt.Errorf("strata: checkpoint: %w", err)
+	}
+	pg, err := db.pool.Get(0, bufferpool.Exclusive)
+	if err != nil {
+		return fmt.Errorf("strata: checkpoint: %w", err)
+	}
+	m.encode(pg.Data())
+	pg.MarkDirty()
+	pg.Release()
+	if err := db.pool.FlushAll(); err != nil {
+		return fmt.Errorf("strata: checkpoint: %w", err)
+	}
+	if err := db.log.Rotate(); err != nil {
+		return fmt.Errorf("strata: checkpoint: %w", err)
+	}
+	if err := db.log.TruncateBefore(m.lsn + 1); err != nil {
+		return fmt.Errorf("strata: checkpoint: %w", err)
+	}
+	db.mu.Lock()
+	db.ckptTxid = m.txid
+	db.mu.Unlock()
+	db.st.checkpoints.Add(1)
+	return db.releaseFrees()
+}
+
+// releaseFrees frees the pages of replaced versions that no snapshot and
+// no durable checkpoint can reach any more.
+func (db *DB) releaseFrees() error {
+	db.mu.Lock()
+	oldest := db.txid + 1 // the oldest version a snapshot reads
+	for t := range db.snaps {
+		oldest = min(oldest, t)
+	}
+	var ready []btree.PageID
+	keep := db.pending[:0]
+	for _, p := range db.pending {
+		// Pages replaced by transaction p.txid belong to versions before
+		// it: free when every snapshot is at p.txid or later, and the
+		// durable tree is too.
+		if p.txid <= oldest && p.txid <= db.ckptTxid {
+			ready = append(ready, p.ids...)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	db.pending = keep
+	db.mu.Unlock()
+	for _, id := range ready {
+		if err := db.pool.FreePage(id); err != nil {
+			return fmt.Errorf("strata: free page %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+func (db *DB) background() {
+	defer db.done.Done()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case <-db.ckptKick:
+			if err := db.Checkpoint(); err != nil && !errors.Is(err, ErrClosed) {
+				db.opts.Logger.Warn("strata: background checkpoint failed", "err", err)
+			}
+		}
+	}
+}
+
+// Close checkpoints and closes the database. Open snapshots and iterators
+// must be closed first. Further calls return ErrClosed.
+func (db *DB) Close() error {
+	if db.closed.Swap(true) {
+		return ErrClosed
+	}
+	close(db.stop)
+	db.done.Wait()
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	var err error
+	if db.failed == nil {
+		err = db.checkpointLocked()
+	}
+	for _, c := range []func() error{db.log.Close, db.pool.Close, db.store.Close} {
+		if cerr := c(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// Dir is the database's directory.
+func (db *DB) Dir() string { return db.dir }
+
+var _ = os.ErrNotExist

@@ -1,0 +1,164 @@
+package strata
+
+import (
+	"bytes"
+
+	"github.com/stratadb/strata/internal/btree"
+)
+
+// IterOptions bound an iterator: keys in [LowerBound, UpperBound). Nil
+// bounds are open.
+type IterOptions struct {
+	LowerBound []byte
+	UpperBound []byte
+}
+
+// Iterator walks keys in order, forward or backward, over one consistent
+// version of the database. Key and Value are valid until the next move.
+// Close it when done.
+type Iterator struct {
+	db     *DB
+	c      *btree.Cursor
+	lower  []byte
+	upper  []byte
+	valid  bool
+	closed bool
+	err    error
+	snap   *Snapshot // owned snapshot, for iterators made by DB.NewIter
+}
+
+// NewIter returns an iterator over the current state (it takes its own
+// snapshot, released by Close).
+func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
+	s, err := db.NewSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	return db.newIter(s.root, opts, s), nil
+}
+
+func (db *DB) newIter(root btree.PageID, opts *IterOptions, own *Snapshot) *Iterator {
+	db.st.iters.Add(1)
+	it := &Iterator{db: db, c: db.tree.NewCursor(root), snap: own}
+	if opts != nil {
+		it.lower = bytes.Clone(opts.LowerBound)
+		it.upper = bytes.Clone(opts.UpperBound)
+	}
+	return it
+}
+
+func (it *Iterator) settle(ok bool) bool {
+	if it.closed {
+		it.valid = false
+		return false
+	}
+	if err := it.c.Err(); err != nil {
+		it.err = it.db.readErr(err)
+	}
+	it.valid = ok && it.inBounds()
+	return it.valid
+}
+
+func (it *Iterator) inBounds() bool {
+	k := it.c.Key()
+	return (it.lower == nil || bytes.Compare(k, it.lower) >= 0) && (it.upper == nil || bytes.Compare(k, it.upper) < 0)
+}
+
+// First moves to the first key in bounds.
+func (it *Iterator) First() bool {
+	if it.closed {
+		return false
+	}
+	if it.lower != nil {
+		return it.settle(it.c.SeekGE(it.lower))
+	}
+	return it.settle(it.c.First())
+}
+
+// Last moves to the last key in bounds.
+func (it *Iterator) Last() bool {
+	if it.closed {
+		return false
+	}
+	if it.upper != nil {
+		return it.settle(it.c.SeekLT(it.upper))
+	}
+	return it.settle(it.c.Last())
+}
+
+// SeekGE moves to the first key ≥ key (and in bounds).
+func (it *Iterator) SeekGE(key []byte) bool {
+	if it.closed {
+		return false
+	}
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	return it.settle(it.c.SeekGE(key))
+}
+
+// SeekLT moves to the last key < key (and in bounds).
+func (it *Iterator) SeekLT(key []byte) bool {
+	if it.closed {
+		return false
+	}
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
+	}
+	return it.settle(it.c.SeekLT(key))
+}
+
+// Next moves to the next key.
+func (it *Iterator) Next() bool {
+	if !it.valid {
+		return false
+	}
+	return it.settle(it.c.Next())
+}
+
+// Prev moves to the previous key.
+func (it *Iterator) Prev() bool {
+	if !it.valid {
+		return false
+	}
+	return it.settle(it.c.Prev())
+}
+
+// Valid reports whether the iterator is at a key.
+func (it *Iterator) Valid() bool { return it.valid }
+
+// Key is the current key. Valid until the iterator moves.
+func (it *Iterator) Key() []byte {
+	if !it.valid {
+		return nil
+	}
+	return it.c.Key()
+}
+
+// Value is the current value. Valid until the iterator moves.
+func (it *Iterator) Value() []byte {
+	if !it.valid {
+		return nil
+	}
+	return it.c.Value()
+}
+
+// Error is the first error the iterator met (ErrClosed after Close).
+func (it *Iterator) Error() error {
+	if it.closed {
+		return ErrClosed
+	}
+	return it.err
+}
+
+// Close releases the iterator. Further calls return ErrClosed.
+func (it *Iterator) Close() error {
+	if it.closed {
+		return ErrClosed
+	}
+	it.closed, it.valid = true, false
+	if it.snap != nil {
+		return it.snap.Close()
+	}
+	return nil
+}

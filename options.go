@@ -1,0 +1,105 @@
+package strata
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/stratadb/strata/internal/codec"
+	"github.com/stratadb/strata/internal/pagestore"
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// SyncMode says when a commit is durable.
+type SyncMode int
+
+const (
+	// SyncAlways: a commit returns after its WAL record is fsynced.
+	// Concurrent commits share fsyncs (group commit). The default.
+	SyncAlways SyncMode = iota
+	// SyncPeriodic: a commit returns after its WAL record is written; a
+	// background fsync every SyncInterval makes it durable. A crash can
+	// lose the commits of the last interval, never part of one.
+	SyncPeriodic
+	// SyncNever: only Sync, Checkpoint, Close and commits with
+	// WriteOptions.Sync make earlier commits durable.
+	SyncNever
+)
+
+// Options configure a database. A nil *Options, and every zero field, means
+// the default stated on the field.
+type Options struct {
+	// PageSize is the B+tree page size: a power of two from 4 KiB to 64
+	// KiB. Default 16 KiB (docs/PAGESTORE.md says why). An existing
+	// database keeps its page size; asking for another is an error.
+	PageSize int
+	// Codec compresses pages: "none", "lz4", "lz4hc-N", "zstd", "zstd-N",
+	// "deflate", "deflate-N", "snappy". Default "zstd" (level 3).
+	Codec string
+	// CacheSize is the buffer pool's memory budget in bytes (frames,
+	// compressed pages and metadata together). Default 64 MiB.
+	CacheSize int64
+	// CompressedShare fixes R, the share of the cache holding compressed
+	// pages, when FixedShare is set; otherwise R is tuned online starting
+	// from it (default 0.5).
+	CompressedShare float64
+	FixedShare      bool
+	// DisableDirectIO turns off O_DIRECT for page files (on by default
+	// where the file system supports it).
+	DisableDirectIO bool
+	// FillFactor is how full (in percent, 10..100) sequential inserts
+	// leave B+tree pages; the free space is zero-filled so compression
+	// removes it. Default 100.
+	FillFactor int
+	// Sync is when commits are durable. Default SyncAlways.
+	Sync SyncMode
+	// Partitions is the number of buffer pool partitions (a power of
+	// two). Default: the smallest power of two ≥ GOMAXPROCS.
+	Partitions int
+	// CheckpointWAL is the WAL size in bytes after which a background
+	// checkpoint runs; it bounds recovery time. Default 64 MiB.
+	CheckpointWAL int64
+	// Logger receives rare events. Default: discard.
+	Logger *slog.Logger
+
+	// fs replaces the file system (tests: the crashable MemFS).
+	fs vfs.FS
+}
+
+func (o *Options) withDefaults() (Options, codec.Codec, error) {
+	var d Options
+	if o != nil {
+		d = *o
+	}
+	if d.Codec == "" {
+		d.Codec = "zstd"
+	}
+	c, err := codec.Parse(d.Codec)
+	if err != nil {
+		return d, nil, fmt.Errorf("strata: %w", err)
+	}
+	if d.CacheSize == 0 {
+		d.CacheSize = 64 << 20
+	}
+	if d.FillFactor == 0 {
+		d.FillFactor = 100
+	}
+	if d.FillFactor < 10 || d.FillFactor > 100 {
+		return d, nil, fmt.Errorf("strata: fill factor %d%% not in [10, 100]", d.FillFactor)
+	}
+	if d.Sync < SyncAlways || d.Sync > SyncNever {
+		return d, nil, fmt.Errorf("strata: unknown sync mode %d", d.Sync)
+	}
+	if d.CheckpointWAL == 0 {
+		d.CheckpointWAL = 64 << 20
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.fs == nil {
+		d.fs = vfs.Default
+	}
+	if d.PageSize != 0 && (d.PageSize < pagestore.MinPageSize || d.PageSize > pagestore.MaxPageSize || d.PageSize&(d.PageSize-1) != 0) {
+		return d, nil, fmt.Errorf("strata: page size %d is not a power of two in [%d, %d]", d.PageSize, pagestore.MinPageSize, pagestore.MaxPageSize)
+	}
+	return d, c, nil
+}

@@ -1,0 +1,66 @@
+package strata
+
+import (
+	"github.com/stratadb/strata/internal/btree"
+)
+
+// Snapshot is a consistent, read-only view of the database at the moment
+// it was taken, unaffected by later writes. Close it when done: it keeps
+// the pages of its version from being reused.
+type Snapshot struct {
+	db     *DB
+	root   btree.PageID
+	txid   uint64
+	closed bool
+}
+
+// NewSnapshot takes a snapshot of the current state.
+func (db *DB) NewSnapshot() (*Snapshot, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.snaps[db.txid]++
+	return &Snapshot{db: db, root: db.root, txid: db.txid}, nil
+}
+
+// Get returns a copy of key's value in the snapshot, or ErrNotFound.
+func (s *Snapshot) Get(key []byte) ([]byte, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.db.closed.Load() {
+		return nil, ErrClosed
+	}
+	if len(key) == 0 {
+		return nil, ErrEmptyKey
+	}
+	return s.db.getAt(s.root, key)
+}
+
+// NewIter returns an iterator over the snapshot.
+func (s *Snapshot) NewIter(opts *IterOptions) (*Iterator, error) {
+	if s.closed || s.db.closed.Load() {
+		return nil, ErrClosed
+	}
+	return s.db.newIter(s.root, opts, nil), nil
+}
+
+// Close releases the snapshot. Further calls return ErrClosed.
+func (s *Snapshot) Close() error {
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	s.db.releaseSnapshot(s.txid)
+	return nil
+}
+
+func (db *DB) releaseSnapshot(txid uint64) {
+	db.mu.Lock()
+	if db.snaps[txid]--; db.snaps[txid] <= 0 {
+		delete(db.snaps, txid)
+	}
+	db.mu.Unlock()
+}

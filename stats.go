@@ -1,0 +1,49 @@
+package strata
+
+import (
+	"github.com/stratadb/strata/internal/bufferpool"
+	"github.com/stratadb/strata/internal/pagestore"
+	"github.com/stratadb/strata/internal/wal"
+)
+
+// Stats are the database's counters and the lower layers' statistics.
+type Stats struct {
+	Gets, Sets, Deletes, Batches, Transactions, Iterators, Checkpoints int64
+	// TxID is the last committed transaction; Snapshots the open ones.
+	TxID      uint64
+	Snapshots int
+	// PendingFreePages are pages of old versions waiting for snapshots to
+	// close or for the next checkpoint.
+	PendingFreePages int
+	Store            pagestore.Stats
+	Pool             bufferpool.Stats
+	WAL              wal.Stats
+}
+
+// Stats returns a snapshot of the statistics.
+func (db *DB) Stats() Stats {
+	st := Stats{
+		Gets:         db.st.gets.Load(),
+		Sets:         db.st.sets.Load(),
+		Deletes:      db.st.deletes.Load(),
+		Batches:      db.st.batches.Load(),
+		Transactions: db.st.txs.Load(),
+		Iterators:    db.st.iters.Load(),
+		Checkpoints:  db.st.checkpoints.Load(),
+	}
+	db.mu.RLock()
+	st.TxID = db.txid
+	for _, n := range db.snaps {
+		st.Snapshots += n
+	}
+	for _, p := range db.pending {
+		st.PendingFreePages += len(p.ids)
+	}
+	db.mu.RUnlock()
+	if !db.closed.Load() {
+		st.Store = db.store.Stats()
+		st.Pool = db.pool.Stats()
+		st.WAL = db.log.Stats()
+	}
+	return st
+}
