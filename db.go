@@ -129,7 +129,7 @@ func wrapOpenErr(dir string, err error) error {
 	case errors.Is(err, pagestore.ErrPageSize):
 		return fmt.Errorf("%w: %v", ErrPageSize, err)
 	case errors.Is(err, pagestore.ErrCorrupt):
-		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return fmt.Errorf("strata: open %s: %w", dir, err)
 }
@@ -239,7 +239,7 @@ func applyOps(tx *btree.Tx, ops []byte) error {
 func (db *DB) collectOrphans() error {
 	live := map[btree.PageID]bool{0: true}
 	if err := db.tree.Walk(db.root, func(id btree.PageID) { live[id] = true }); err != nil {
-		return fmt.Errorf("%w: walk tree: %v", ErrCorrupt, err)
+		return db.readErr(fmt.Errorf("walk tree: %w", err))
 	}
 	freed := 0
 	err := db.store.ForEachPage(func(id pagestore.PageID) error {
@@ -309,7 +309,7 @@ func (db *DB) getAt(root btree.PageID, key []byte) ([]byte, error) {
 
 func (db *DB) readErr(err error) error {
 	if errors.Is(err, pagestore.ErrCorrupt) || errors.Is(err, btree.ErrCorruptNode) {
-		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return fmt.Errorf("strata: %w", err)
 }
