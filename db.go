@@ -68,6 +68,11 @@ type DB struct {
 	lsn      uint64         // last WAL record applied
 	snaps    map[uint64]int // txid → open snapshots of that version
 	pending  []pendingFree
+	// fresh are the pages written since the last checkpoint: no durable
+	// tree uses them, so once replaced they can be freed as soon as no
+	// snapshot needs them — before the page cleaner spends a compression
+	// writing them.
+	fresh map[btree.PageID]bool
 	ckptTxid uint64 // txid of the last durable checkpoint
 	closed   atomic.Bool
 	failed   error // sticky: a commit half-applied (I/O error)
@@ -106,7 +111,8 @@ func Open(dir string, o *Options) (*DB, error) {
 	if err != nil {
 		return nil, wrapOpenErr(dir, err)
 	}
-	db := &DB{dir: dir, opts: opts, store: store, snaps: make(map[uint64]int), ckptKick: make(chan struct{}, 1), stop: make(chan struct{})}
+	db := &DB{dir: dir, opts: opts, store: store, snaps: make(map[uint64]int), fresh: make(map[btree.PageID]bool),
+		ckptKick: make(chan struct{}, 1), stop: make(chan struct{})}
 	if err := db.open(); err != nil {
 		if db.log != nil {
 			db.log.Close()
@@ -136,7 +142,13 @@ func wrapOpenErr(dir string, err error) error {
 
 func (db *DB) open() error {
 	pool, err := bufferpool.New(db.store, bufferpool.Options{CacheSize: db.opts.CacheSize, FixedShare: db.opts.FixedShare,
-		CompressedShare: db.opts.CompressedShare, Partitions: db.opts.Partitions, Logger: db.opts.Logger})
+		CompressedShare: db.opts.CompressedShare, Partitions: db.opts.Partitions, Logger: db.opts.Logger,
+		Verify: func(id bufferpool.PageID, page []byte) error {
+			if id == 0 {
+				return nil // the meta page, checked by decodeMeta
+			}
+			return btree.VerifyPage(id, page)
+		}})
 	if err != nil {
 		return fmt.Errorf("strata: %w", err)
 	}
@@ -402,10 +414,34 @@ func (db *DB) commitLocked(ops []byte, tx *btree.Tx) error {
 	}
 	db.mu.Lock()
 	db.root, db.txid, db.lsn = newRoot, txid, lsn
+	for _, id := range tx.Created() {
+		db.fresh[id] = true
+	}
+	// Replaced pages that no durable tree uses can go now if no snapshot
+	// reads a version before this one; in-flight point reads hold mu
+	// shared, so taking it exclusively here has waited for them.
+	var now []btree.PageID
+	if len(db.snaps) == 0 {
+		kept := freed[:0]
+		for _, id := range freed {
+			if db.fresh[id] {
+				delete(db.fresh, id)
+				now = append(now, id)
+			} else {
+				kept = append(kept, id)
+			}
+		}
+		freed = kept
+	}
 	if len(freed) > 0 {
 		db.pending = append(db.pending, pendingFree{txid: txid, ids: freed})
 	}
 	db.mu.Unlock()
+	for _, id := range now {
+		if err := db.pool.FreePage(id); err != nil {
+			return fmt.Errorf("strata: free page %d: %w", id, err)
+		}
+	}
 	return nil
 }
 
@@ -465,6 +501,7 @@ func (db *DB) checkpointLocked() error {
 	}
 	db.mu.Lock()
 	db.ckptTxid = m.txid
+	clear(db.fresh) // durable now
 	db.mu.Unlock()
 	db.st.checkpoints.Add(1)
 	return db.releaseFrees()

@@ -49,7 +49,20 @@ func (t *Tree) MaxKeySize() int { return t.pageSize/4 - 16 }
 // overflow pages (not implemented yet).
 func (t *Tree) MaxValueSize() int { return t.pageSize/4 - 16 }
 
-// readNode pins page id shared, checks it and calls fn with it.
+// VerifyPage checks that page holds a valid node. The database installs
+// it as the buffer pool's Verify hook, so every page is checked once when
+// it is loaded from the store, and reads of cached pages need no check.
+// Pages the tree writes are valid by construction.
+func VerifyPage(id PageID, page []byte) error {
+	if err := checkNode(page); err != nil {
+		return fmt.Errorf("btree: page %d: %w", id, err)
+	}
+	return nil
+}
+
+// readNode pins page id shared and calls fn with it. The page was verified
+// when it entered the pool (VerifyPage), or written by the tree; its kind
+// is checked here because a wrong child pointer could name page 0.
 func (t *Tree) readNode(id PageID, fn func(n node) error) error {
 	pg, err := t.pool.Get(id, bufferpool.Shared)
 	if err != nil {
@@ -57,8 +70,8 @@ func (t *Tree) readNode(id PageID, fn func(n node) error) error {
 	}
 	defer pg.Release()
 	b := pg.Data()
-	if err := checkNode(b); err != nil {
-		return fmt.Errorf("btree: page %d: %w", id, err)
+	if k := b[0]; k != kindLeaf && k != kindBranch {
+		return fmt.Errorf("btree: page %d: %w: kind %d", id, ErrCorruptNode, k)
 	}
 	return fn(node(b))
 }
@@ -196,14 +209,13 @@ func (tx *Tx) load(id PageID) (*wnode, error) {
 	return w, nil
 }
 
-// place gives w a new page id.
+// place gives w a new page id; the page itself is created at Commit.
 func (tx *Tx) place(w *wnode) error {
-	pg, err := tx.t.pool.NewPage()
+	id, err := tx.t.pool.Allocate()
 	if err != nil {
 		return err
 	}
-	w.id = pg.ID()
-	pg.Release() // written at Commit
+	w.id = id
 	tx.nodes[w.id] = w
 	return nil
 }
@@ -414,6 +426,15 @@ func (tx *Tx) splitUp(path []pathEntry) error {
 	return nil
 }
 
+// Created returns the pages the transaction wrote (valid after Commit).
+func (tx *Tx) Created() []PageID {
+	ids := make([]PageID, 0, len(tx.nodes))
+	for id := range tx.nodes {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // Commit writes every node of the transaction to its page and returns the
 // new root (0 for an empty tree) and the committed pages the transaction
 // replaced, which the caller frees when no reader needs them.
@@ -423,7 +444,7 @@ func (tx *Tx) Commit() (PageID, []PageID, error) {
 	}
 	tx.done = true
 	for _, w := range tx.nodes {
-		pg, err := tx.t.pool.Get(w.id, bufferpool.Exclusive)
+		pg, err := tx.t.pool.Create(w.id)
 		if err != nil {
 			return 0, nil, err
 		}

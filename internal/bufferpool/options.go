@@ -48,6 +48,11 @@ type Options struct {
 	// DirtyLimit is the share of frames (0..1) that may be dirty before
 	// the page cleaners start writing them back. Default: 0.25.
 	DirtyLimit float64
+	// Verify, if set, checks a page's bytes when they enter a frame from
+	// the store or the compressed tier (not on hits): the layer above
+	// validates its page format once per load instead of on every access.
+	// An error fails the load.
+	Verify func(id PageID, page []byte) error
 	// Logger receives rare events. Default: discard.
 	Logger *slog.Logger
 }

@@ -369,6 +369,9 @@ func (pt *partition) promote(id PageID, di int32, f int32, mode Mode) (Page, boo
 	err := codec.Decompress(c, pt.frameData(f), img)
 	pt.pool.timing.addDecom(c, time.Since(start))
 	pt.pool.scratch.Put(bp)
+	if err == nil && pt.pool.opts.Verify != nil {
+		err = pt.pool.opts.Verify(id, pt.frameData(f))
+	}
 
 	pt.mu.Lock()
 	pt.freeChain(first)
@@ -423,6 +426,9 @@ func (pt *partition) miss(id PageID, f int32, mode Mode) (Page, bool, error) {
 		start = time.Now()
 		err = codec.Decompress(img.Codec, pt.frameData(f), img.Data)
 		pt.pool.timing.addDecom(img.Codec, time.Since(start))
+	}
+	if err == nil && pt.pool.opts.Verify != nil {
+		err = pt.pool.opts.Verify(id, pt.frameData(f))
 	}
 	if img.Data != nil && cap(img.Data) <= cap(*bp) {
 		*bp = img.Data[:0]

@@ -181,6 +181,25 @@ func (p *Pool) NewPage() (Page, error) {
 	return p.partFor(id).newPage(id)
 }
 
+// Allocate reserves a page id in the store without creating the page; Create
+// makes it later. Callers that need ids before contents (a copy-on-write
+// tree wiring parents to children) use the pair instead of NewPage.
+func (p *Pool) Allocate() (PageID, error) {
+	if p.closed.Load() {
+		return 0, ErrClosed
+	}
+	return p.store.Allocate()
+}
+
+// Create pins a zeroed frame for page id, which must not exist yet,
+// exclusively and dirty.
+func (p *Pool) Create(id PageID) (Page, error) {
+	if p.closed.Load() {
+		return Page{}, ErrClosed
+	}
+	return p.partFor(id).newPage(id)
+}
+
 // FreePage drops page id from the pool and frees it in the store. The page
 // must not be pinned.
 func (p *Pool) FreePage(id PageID) error {
