@@ -209,13 +209,8 @@ func (db *DB) open() error {
 		if err := applyOps(tx, payload); err != nil {
 			return fmt.Errorf("%w: WAL record %d: %v", ErrCorrupt, lsn, err)
 		}
-		root, _, err := tx.Commit()
-		if err != nil {
-			return err
-		}
-		db.root, db.txid, db.lsn = root, db.txid+1, lsn
 		replayed++
-		return nil
+		return db.publish(tx, lsn)
 	})
 	if err != nil {
 		if errors.Is(err, wal.ErrCorrupt) {
@@ -405,14 +400,25 @@ func (db *DB) commitLocked(ops []byte, tx *btree.Tx) error {
 		db.abort(tx)
 		return fmt.Errorf("strata: write WAL: %w", err)
 	}
-	newRoot, freed, err := tx.Commit()
-	if err != nil {
+	if err := db.publish(tx, lsn); err != nil {
 		// The WAL has the commit but the tree does not: reopening
 		// replays it. Until then, refuse writes.
 		db.failed = fmt.Errorf("strata: commit failed, reopen to recover: %w", err)
 		return db.failed
 	}
+	return nil
+}
+
+// publish commits tx's pages, makes its root the current version (the
+// commit of WAL record lsn), and frees or queues the pages it replaced.
+// Used by commits and by WAL replay.
+func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
+	newRoot, freed, err := tx.Commit()
+	if err != nil {
+		return err
+	}
 	db.mu.Lock()
+	txid := db.txid + 1
 	db.root, db.txid, db.lsn = newRoot, txid, lsn
 	for _, id := range tx.Created() {
 		db.fresh[id] = true
