@@ -213,7 +213,7 @@ func (p *Pool) adjust() {
 			p.opts.Logger.Info("bufferpool: compressed tier on", "misses_it_would_serve", c.gateConMiss, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
 		}
 		c.gateSkipped, c.gateConMiss = 0, 0
-	case auto && c.gateDem >= turnover:
+	case auto && c.gateDem >= turnover && c.tDisk.valid && c.tComp.valid:
 		off := float64(c.gateHits)*c.tDisk.v < float64(c.gateDem)*c.tComp.v
 		c.gateDem, c.gateHits = 0, 0
 		if off {
@@ -278,10 +278,20 @@ func (p *Pool) setShare(r float64) { p.share.Store(math.Float64bits(r)) }
 // Share is R, the compressed tier's current share of the budget.
 func (p *Pool) Share() float64 { return math.Float64frombits(p.share.Load()) }
 
-// SetShare fixes R (and switches automatic tuning off).
+// SetShare fixes R (and switches automatic tuning off, and the compressed
+// tier on if the controller had switched it off). NaN is ignored.
 func (p *Pool) SetShare(r float64) {
+	if math.IsNaN(r) {
+		return
+	}
+	c := &p.ctl
+	c.mu.Lock() // not in the middle of a controller step
+	defer c.mu.Unlock()
 	p.fixed.Store(true)
-	p.setShare(math.Min(1, math.Max(0, r)))
+	p.demoting.Store(true)
+	r = math.Min(1, math.Max(0, r))
+	p.setShare(r)
+	p.target.Store(math.Float64bits(r))
 	p.retargetAll()
 }
 

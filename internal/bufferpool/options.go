@@ -3,6 +3,7 @@ package bufferpool
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"math/bits"
 	"runtime"
 	"time"
@@ -83,6 +84,14 @@ func (o Options) withDefaults() Options {
 }
 
 func (o Options) validate(pageSize int) error {
+	if pageSize%osPageSize != 0 {
+		// Frames give memory back to the kernel a whole frame at a time;
+		// a frame smaller than an OS page would take its neighbours along.
+		return fmt.Errorf("bufferpool: page size %d is not a multiple of the OS page size %d", pageSize, osPageSize)
+	}
+	if math.IsNaN(o.CompressedShare) || math.IsNaN(o.MinShare) || math.IsNaN(o.DirtyLimit) {
+		return fmt.Errorf("bufferpool: NaN in options")
+	}
 	if o.CompressedShare < 0 || o.CompressedShare > 1 {
 		return fmt.Errorf("bufferpool: compressed share %v not in [0, 1]", o.CompressedShare)
 	}

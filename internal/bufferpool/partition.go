@@ -28,16 +28,18 @@ const (
 // structs without pointers, addressed by int32: nothing here for the garbage
 // collector to scan, whatever the number of pages.
 type desc struct {
-	id     PageID
-	state  atomic.Uint32
-	pins   atomic.Int32
-	ref    atomic.Bool // CLOCK reference bit
-	dirty  atomic.Bool
-	codec  codec.ID
-	frame  int32 // frame index, or -1
-	chunk  int32 // first chunk of the image, or -1
-	imgLen int32
-	gen    uint32 // bumped each time the page becomes an image (see imgQueue)
+	id    PageID
+	state atomic.Uint32
+	pins  atomic.Int32
+	ref   atomic.Bool // CLOCK reference bit
+	dirty atomic.Bool
+	// flushing: the page cleaner holds a pin to write the page back.
+	flushing atomic.Bool
+	codec    codec.ID
+	frame    int32 // frame index, or -1
+	chunk    int32 // first chunk of the image, or -1
+	imgLen   int32
+	gen      uint32 // bumped each time the page becomes an image (see imgQueue)
 }
 
 // coldInsert makes misses enter the frame CLOCK with the reference bit
@@ -46,7 +48,7 @@ type desc struct {
 var coldInsert = true
 
 const (
-	descChunkLen   = 1024
+	descChunkLen   = 256
 	descBytes      = int(unsafe.Sizeof(desc{}))
 	tableEntrySize = 40 // approximate bytes per entry of a map[uint64]int32
 )
@@ -64,10 +66,15 @@ type partition struct {
 	ps     int
 	budget int // bytes: frames + chunks + metadata
 
-	mu         sync.RWMutex
-	table      map[PageID]int32
-	descChunks [][]desc
-	freeDescs  []int32
+	mu    sync.RWMutex
+	table map[PageID]int32
+	// descChunks has a slot for every descriptor chunk the partition
+	// could ever need (each cached page holds a frame or an image chunk),
+	// filled as needed: the slice itself never changes, so descriptors
+	// can be found without the mutex.
+	descChunks  []atomic.Pointer[[descChunkLen]desc]
+	nDescChunks int // chunks allocated; guarded by mu
+	freeDescs   []int32
 
 	// Uncompressed tier.
 	frames         *arena
@@ -78,6 +85,7 @@ type partition struct {
 	frameResident  []bool
 	residentFrames int
 	hand           int
+	cleanHand      int // the page cleaner's position, independent of eviction
 
 	// Compressed tier: images as chains of chunks.
 	chunks         *arena
@@ -99,9 +107,10 @@ type partition struct {
 	ghostU      *ghost
 	ghostC      *ghost
 
-	dirty   atomic.Int64
-	cleaned chan struct{} // closed when the cleaner made frames clean; guarded by mu
-	waiting atomic.Int32
+	dirty    atomic.Int64
+	cleaned  chan struct{} // closed when the cleaner made frames clean; guarded by mu
+	loadDone chan struct{} // closed when a load or demotion finishes; guarded by mu
+	waiting  atomic.Int32
 
 	st partStats
 }
@@ -135,6 +144,8 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 		osPageResident: make([]bool, (maxChunks*chunkSize+osPageSize-1)/osPageSize),
 		slack:          max(budget/64, 4*ps),
 		cleaned:        make(chan struct{}),
+		loadDone:       make(chan struct{}),
+		descChunks:     make([]atomic.Pointer[[descChunkLen]desc], 2*(maxFrames+maxChunks)/descChunkLen+2),
 		// One entry per possible image (each takes at least a chunk) plus
 		// stale ones: sized once, so its memory is fixed metadata.
 		imgQueue: make([]imgRef, 2*maxChunks+16),
@@ -166,7 +177,9 @@ func (pt *partition) unmap() error {
 	return err
 }
 
-func (pt *partition) desc(i int32) *desc { return &pt.descChunks[i/descChunkLen][i%descChunkLen] }
+func (pt *partition) desc(i int32) *desc {
+	return &pt.descChunks[i/descChunkLen].Load()[i%descChunkLen]
+}
 
 func (pt *partition) frameData(f int32) []byte {
 	off := int(f) * pt.ps
@@ -179,7 +192,7 @@ func (pt *partition) metaBytes() int {
 	// free-list slot), so metadata changes only when a descriptor chunk or
 	// the image queue grows, and allocFrame/allocChain account for that
 	// before they allocate.
-	ndesc := len(pt.descChunks) * descChunkLen
+	ndesc := pt.nDescChunks * descChunkLen
 	return ndesc*(descBytes+tableEntrySize+4) +
 		len(pt.frameDesc)*(4+int(unsafe.Sizeof(sync.RWMutex{}))+1) +
 		len(pt.chunkNext)*4 + len(pt.osPageUsed)*3 +
@@ -225,8 +238,12 @@ func (pt *partition) allocDesc() int32 {
 // growDescs adds a chunk of descriptors. The metadata grows, so the tiers'
 // targets shrink; callers then evict to fit.
 func (pt *partition) growDescs() {
-	pt.descChunks = append(pt.descChunks, make([]desc, descChunkLen))
-	base := int32((len(pt.descChunks) - 1) * descChunkLen)
+	if pt.nDescChunks == len(pt.descChunks) {
+		panic("bufferpool: descriptor chunks exhausted") // cannot happen: sized for every frame and chunk
+	}
+	pt.descChunks[pt.nDescChunks].Store(new([descChunkLen]desc))
+	pt.nDescChunks++
+	base := int32((pt.nDescChunks - 1) * descChunkLen)
 	for i := int32(descChunkLen - 1); i >= 0; i-- {
 		pt.freeDescs = append(pt.freeDescs, base+i)
 	}
@@ -277,35 +294,44 @@ func (pt *partition) unlatch(f int32, m Mode) {
 }
 
 // Locking rules: a goroutine holding mu only ever TryLocks a frame latch;
-// a goroutine holding a latch may take mu. So the two never deadlock.
+// a goroutine holding a latch may take mu. So the two never deadlock. Only
+// a page's pinner waits on its frame's latch; a page in transit (loading,
+// demoting) is waited for on loadDone.
+
+// signalLoadDone wakes the goroutines waiting for a page in transit.
+// Called with mu held.
+func (pt *partition) signalLoadDone() {
+	close(pt.loadDone)
+	pt.loadDone = make(chan struct{})
+}
 
 func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 	for {
 		pt.mu.RLock()
 		if di, ok := pt.table[id]; ok {
 			d := pt.desc(di)
-			if st := d.state.Load(); st == stFrame || st == stLoading || st == stDemoting {
+			switch d.state.Load() {
+			case stFrame:
+				// Pinned while in a frame under the mutex: nothing can
+				// move it until we unpin.
 				d.pins.Add(1)
 				d.ref.Store(true)
 				f := d.frame
 				pt.mu.RUnlock()
 				pt.latch(f, mode)
-				if st == stFrame {
-					// Pinned while in a frame under the mutex: nothing can
-					// move it until we unpin.
-					pt.st.hitsU.Add(1)
-					return Page{part: pt, d: di, frame: f, mode: mode, id: id}, nil
-				}
-				// We waited for a load or a demotion to finish.
-				pt.mu.RLock()
-				ok := d.state.Load() == stFrame && d.id == id && d.frame == f
+				pt.st.hitsU.Add(1)
+				return Page{part: pt, d: di, frame: f, mode: mode, id: id}, nil
+			case stLoading, stDemoting:
+				// Wait for the load or demotion to finish, then look
+				// again. Not on the frame's latch: once a demotion ends the
+				// frame may hold another page, whose holder could be
+				// waiting for a page we hold.
+				ch := pt.loadDone
 				pt.mu.RUnlock()
-				if ok {
-					return Page{part: pt, d: di, frame: f, mode: mode, id: id}, nil
+				select {
+				case <-ch:
+				case <-time.After(10 * time.Millisecond):
 				}
-				// Demoted or failed while we waited: start again.
-				pt.unlatch(f, mode)
-				pt.unpin(di)
 				continue
 			}
 		}
@@ -384,6 +410,7 @@ func (pt *partition) promote(id PageID, di int32, f int32, mode Mode) (Page, boo
 		return Page{}, false, fmt.Errorf("bufferpool: page %d: decompress cached image: %w", id, err)
 	}
 	d.state.Store(stFrame)
+	pt.signalLoadDone()
 	pt.mu.Unlock()
 	pt.st.hitsC.Add(1)
 	pt.st.ctlHitsC.Add(1)
@@ -440,7 +467,10 @@ func (pt *partition) miss(id PageID, f int32, mode Mode) (Page, bool, error) {
 		pt.abortLoad(di, f)
 		return Page{}, false, fmt.Errorf("bufferpool: read page %d: %w", id, err)
 	}
+	pt.mu.Lock()
 	d.state.Store(stFrame)
+	pt.signalLoadDone()
+	pt.mu.Unlock()
 	pt.st.misses.Add(1)
 	return pt.handOut(id, di, f, mode), false, nil
 }
@@ -453,6 +483,7 @@ func (pt *partition) abortLoad(di, f int32) {
 	pt.releaseFrame(f)
 	pt.desc(di).frame = -1
 	pt.retire(di)
+	pt.signalLoadDone()
 	pt.mu.Unlock()
 	pt.latches[f].Unlock()
 	pt.unpin(di)
@@ -518,7 +549,13 @@ func (pt *partition) drop(id PageID) error {
 	// The page cleaner pins pages for a moment while it writes them;
 	// give such a pin time to go before calling the page in use.
 	for start := time.Now(); d.pins.Load() > 0 || d.state.Load() == stLoading || d.state.Load() == stDemoting; {
-		if time.Since(start) > 100*time.Millisecond {
+		// A user's pin gets 100 ms to go; the cleaner's write-back and
+		// pages in transit are waited for (up to 10 s).
+		patience := 100 * time.Millisecond
+		if d.flushing.Load() || d.state.Load() != stFrame {
+			patience = 10 * time.Second
+		}
+		if time.Since(start) > patience {
 			return fmt.Errorf("bufferpool: free page %d: %w", id, ErrPinned)
 		}
 		pt.mu.Unlock()
@@ -701,6 +738,7 @@ func (pt *partition) demote(di, f int32) {
 				pt.frameDesc[f] = -1
 				pt.releaseFrame(f)
 				pt.latches[f].Unlock()
+				pt.signalLoadDone()
 				pt.st.demotions.Add(1)
 				pt.st.ctlDemotions.Add(1)
 				pt.pool.scratch.Put(bp)
@@ -714,6 +752,7 @@ func (pt *partition) demote(di, f int32) {
 	d.frame = -1
 	pt.retire(di)
 	pt.latches[f].Unlock()
+	pt.signalLoadDone()
 }
 
 // evictImage runs the image CLOCK and drops one image. It reports whether
@@ -847,51 +886,72 @@ func (pt *partition) cleanIfNeeded() error {
 }
 
 // flush writes up to limit (all if limit < 0) dirty frames to the store,
-// starting at the CLOCK hand, where the next victims are. With wait it
-// waits for writers holding a page; otherwise it skips them.
+// starting at the cleaner's own hand and moving on, a few frames at a time
+// so that its pins are short. With wait (FlushAll) it waits for writers
+// holding a page, and goes on until no dirty frame is left; without
+// (background cleaning) it skips pages in use. The caller must not hold a
+// page of the pool when wait is set.
 func (pt *partition) flush(wait bool, limit int) error {
 	type target struct{ f, d int32 }
-	var todo []target
-	pt.mu.Lock()
-	n := len(pt.frameDesc)
-	for i := 0; i < n && (limit < 0 || len(todo) < limit); i++ {
-		f := int32((pt.hand + i) % n)
-		di := pt.frameDesc[f]
-		if di < 0 {
-			continue
-		}
-		d := pt.desc(di)
-		if d.state.Load() == stFrame && d.dirty.Load() {
-			d.pins.Add(1)
-			todo = append(todo, target{f, di})
-		}
-	}
-	pt.mu.Unlock()
+	const batch = 16
+	written := 0
 	var err error
-	for _, t := range todo {
-		d := pt.desc(t.d)
-		if err == nil {
-			if wait {
-				pt.latches[t.f].RLock()
-			} else if !pt.latches[t.f].TryRLock() {
-				pt.unpin(t.d)
+	for passes := 0; err == nil && (limit < 0 || written < limit); {
+		var todo []target
+		pt.mu.Lock()
+		n := len(pt.frameDesc)
+		scanned := 0
+		for ; scanned < n && len(todo) < batch; scanned++ {
+			f := int32(pt.cleanHand)
+			pt.cleanHand = (pt.cleanHand + 1) % n
+			di := pt.frameDesc[f]
+			if di < 0 {
 				continue
 			}
-			// Pinned, the page cannot be evicted; latched shared, it cannot
-			// be modified: what we write is what the frame holds.
-			if d.dirty.Load() {
-				if _, _, werr := pt.pool.store.WritePage(d.id, pt.frameData(t.f)); werr != nil {
-					err = fmt.Errorf("bufferpool: write back page %d: %w", d.id, werr)
-				} else {
-					if d.dirty.Swap(false) {
-						pt.dirty.Add(-1)
-					}
-					pt.st.flushes.Add(1)
-				}
+			d := pt.desc(di)
+			if d.state.Load() != stFrame || !d.dirty.Load() || (!wait && d.pins.Load() > 0) {
+				continue
 			}
-			pt.latches[t.f].RUnlock()
+			d.pins.Add(1)
+			d.flushing.Store(true)
+			todo = append(todo, target{f, di})
 		}
-		pt.unpin(t.d)
+		pt.mu.Unlock()
+		for _, t := range todo {
+			d := pt.desc(t.d)
+			if err == nil {
+				if wait {
+					pt.latches[t.f].RLock()
+				} else if !pt.latches[t.f].TryRLock() {
+					d.flushing.Store(false)
+					pt.unpin(t.d)
+					continue
+				}
+				// Pinned, the page cannot be evicted; latched shared, it
+				// cannot be modified: what we write is what the frame holds.
+				if d.dirty.Load() {
+					if _, _, werr := pt.pool.store.WritePage(d.id, pt.frameData(t.f)); werr != nil {
+						err = fmt.Errorf("bufferpool: write back page %d: %w", d.id, werr)
+					} else {
+						if d.dirty.Swap(false) {
+							pt.dirty.Add(-1)
+						}
+						pt.st.flushes.Add(1)
+						written++
+					}
+				}
+				pt.latches[t.f].RUnlock()
+			}
+			d.flushing.Store(false)
+			pt.unpin(t.d)
+		}
+		if len(todo) < batch {
+			// A whole revolution found fewer than a batch.
+			passes++
+			if !wait || pt.dirty.Load() == 0 || passes > 1000 {
+				break
+			}
+		}
 	}
 	pt.mu.Lock()
 	close(pt.cleaned)

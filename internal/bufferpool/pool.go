@@ -27,6 +27,8 @@ type Store interface {
 	WritePage(id PageID, page []byte) (codec.ID, int, error)
 	Free(id PageID) error
 	Allocate() (PageID, error)
+	// Release returns an id from Allocate that was never written.
+	Release(id PageID)
 	Sync() error
 }
 
@@ -102,6 +104,14 @@ func New(store Store, opts Options) (*Pool, error) {
 			return nil, err
 		}
 		p.parts = append(p.parts, part)
+		// The budget must hold the fixed metadata, a first chunk of
+		// descriptors and a handful of frames, or no page could load.
+		part.growDescs()
+		if part.avail < 8*ps {
+			p.unmap()
+			return nil, fmt.Errorf("bufferpool: cache size %d too small: each of %d partitions keeps %d bytes of metadata and needs room for 8 pages of %d bytes",
+				opts.CacheSize, opts.Partitions, part.metaBytes(), ps)
+		}
 	}
 	p.done.Add(2)
 	go p.cleaner()
@@ -209,8 +219,12 @@ func (p *Pool) FreePage(id PageID) error {
 	if err := p.partFor(id).drop(id); err != nil {
 		return err
 	}
-	if err := p.store.Free(id); err != nil && !errors.Is(err, pagestore.ErrNotFound) {
-		return fmt.Errorf("bufferpool: free page %d: %w", id, err)
+	if err := p.store.Free(id); err != nil {
+		if !errors.Is(err, pagestore.ErrNotFound) {
+			return fmt.Errorf("bufferpool: free page %d: %w", id, err)
+		}
+		// Allocated but never written: give the id back.
+		p.store.Release(id)
 	}
 	return nil
 }

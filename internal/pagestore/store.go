@@ -234,6 +234,16 @@ func (s *Store) WritePage(id PageID, page []byte) (codec.ID, int, error) {
 	return used, len(img), nil
 }
 
+// Release returns id, obtained from Allocate but never written, for reuse.
+// It does nothing if the page exists.
+func (s *Store) Release(id PageID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed && id < s.nextID && !s.pmap.get(id).present() {
+		s.pushFreeID(id)
+	}
+}
+
 // Free deletes page id. Reading it afterwards returns ErrNotFound. Like a
 // write, the free is durable after the next Sync.
 func (s *Store) Free(id PageID) error {

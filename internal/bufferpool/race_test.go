@@ -1,0 +1,7 @@
+//go:build race
+
+package bufferpool
+
+// raceEnabled: the race detector keeps shadow memory for every byte the
+// pool's arenas touch, so the process's RSS says nothing about the budget.
+const raceEnabled = true
