@@ -443,12 +443,27 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 		db.pending = append(db.pending, pendingFree{txid: txid, ids: freed})
 	}
 	db.mu.Unlock()
-	for _, id := range now {
+	db.freePages(now, txid)
+	return nil
+}
+
+// freePages frees pages no version needs any more. A page that cannot be
+// freed now (pinned for longer than FreePage waits, or an I/O error) goes
+// back to the pending list for the next checkpoint: a failure to free is
+// a delay, never a failed commit.
+func (db *DB) freePages(ids []btree.PageID, txid uint64) {
+	var retry []btree.PageID
+	for _, id := range ids {
 		if err := db.pool.FreePage(id); err != nil {
-			return fmt.Errorf("strata: free page %d: %w", id, err)
+			db.opts.Logger.Warn("strata: free page deferred", "page", id, "err", err)
+			retry = append(retry, id)
 		}
 	}
-	return nil
+	if len(retry) > 0 {
+		db.mu.Lock()
+		db.pending = append(db.pending, pendingFree{txid: txid, ids: retry})
+		db.mu.Unlock()
+	}
 }
 
 // abort discards a transaction's new pages.
@@ -534,12 +549,9 @@ func (db *DB) releaseFrees() error {
 		}
 	}
 	db.pending = keep
+	txid := db.txid
 	db.mu.Unlock()
-	for _, id := range ready {
-		if err := db.pool.FreePage(id); err != nil {
-			return fmt.Errorf("strata: free page %d: %w", id, err)
-		}
-	}
+	db.freePages(ready, txid)
 	return nil
 }
 
