@@ -62,20 +62,22 @@ type DB struct {
 	// mu guards the current version, the snapshot registry and the
 	// pending frees; readers hold it shared while they read a version
 	// they have not registered.
-	mu       sync.RWMutex
-	root     btree.PageID
-	txid     uint64
-	lsn      uint64         // last WAL record applied
-	snaps    map[uint64]int // txid → open snapshots of that version
-	pending  []pendingFree
+	mu      sync.RWMutex
+	root    btree.PageID
+	txid    uint64
+	lsn     uint64         // last WAL record applied
+	snaps   map[uint64]int // txid → open snapshots of that version
+	pending []pendingFree
 	// fresh are the pages written since the last checkpoint: no durable
 	// tree uses them, so once replaced they can be freed as soon as no
 	// snapshot needs them — before the page cleaner spends a compression
 	// writing them.
-	fresh map[btree.PageID]bool
+	fresh    map[btree.PageID]bool
 	ckptTxid uint64 // txid of the last durable checkpoint
 	closed   atomic.Bool
 	failed   error // sticky: a commit half-applied (I/O error)
+	// walAtCkpt is the WAL's byte count (since Open) at the last checkpoint.
+	walAtCkpt atomic.Int64
 
 	ckptKick chan struct{}
 	stop     chan struct{}
@@ -375,13 +377,19 @@ func (db *DB) commit(ops []byte, opts *WriteOptions, tx *btree.Tx) error {
 			return fmt.Errorf("strata: sync WAL: %w", err)
 		}
 	}
-	if db.log.Stats().Bytes >= db.opts.CheckpointWAL {
+	db.maybeCheckpoint()
+	return nil
+}
+
+// maybeCheckpoint asks the background worker for a checkpoint once the WAL
+// has grown by CheckpointWAL bytes since the last one.
+func (db *DB) maybeCheckpoint() {
+	if db.log.Stats().Bytes-db.walAtCkpt.Load() >= db.opts.CheckpointWAL {
 		select {
 		case db.ckptKick <- struct{}{}:
 		default:
 		}
 	}
-	return nil
 }
 
 func (db *DB) commitLocked(ops []byte, tx *btree.Tx) error {
@@ -524,6 +532,7 @@ func (db *DB) checkpointLocked() error {
 	db.ckptTxid = m.txid
 	clear(db.fresh) // durable now
 	db.mu.Unlock()
+	db.walAtCkpt.Store(db.log.Stats().Bytes)
 	db.st.checkpoints.Add(1)
 	return db.releaseFrees()
 }

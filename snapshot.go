@@ -39,12 +39,18 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	return s.db.getAt(s.root, key)
 }
 
-// NewIter returns an iterator over the snapshot.
+// NewIter returns an iterator over the snapshot. The iterator holds the
+// snapshot's version itself, so it stays valid if the snapshot is closed
+// first; close it when done.
 func (s *Snapshot) NewIter(opts *IterOptions) (*Iterator, error) {
 	if s.closed || s.db.closed.Load() {
 		return nil, ErrClosed
 	}
-	return s.db.newIter(s.root, opts, nil), nil
+	s.db.mu.Lock()
+	s.db.snaps[s.txid]++
+	s.db.mu.Unlock()
+	own := &Snapshot{db: s.db, root: s.root, txid: s.txid}
+	return s.db.newIter(s.root, opts, own), nil
 }
 
 // Close releases the snapshot. Further calls return ErrClosed.

@@ -51,6 +51,7 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 		return err
 	}
 	db.st.txs.Add(1)
+	db.maybeCheckpoint()
 	if db.opts.Sync == SyncAlways {
 		return db.log.Sync()
 	}
