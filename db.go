@@ -204,16 +204,34 @@ func (db *DB) open() error {
 	if first := db.log.FirstLSN(); first > db.lsn+1 {
 		return fmt.Errorf("%w: WAL starts at record %d, the checkpoint needs %d", ErrCorrupt, first, db.lsn+1)
 	}
-	// Redo the commits after the checkpoint, in order.
-	replayed := 0
+	// Redo the commits after the checkpoint, in order. Consecutive
+	// records are applied in one tree transaction (up to replayGroup of
+	// them): nothing reads the tree until Open returns, and a leaf changed
+	// by many records is then copied once instead of once per record.
+	const replayGroup = 512
+	replayed, inGroup := 0, 0
+	var tx *btree.Tx
+	var lastLSN uint64
 	err = db.log.Replay(db.lsn+1, func(lsn uint64, payload []byte) error {
-		tx := db.tree.Begin(db.root, db.txid+1)
+		if tx == nil {
+			tx = db.tree.Begin(db.root, db.txid+1)
+		}
 		if err := applyOps(tx, payload); err != nil {
 			return fmt.Errorf("%w: WAL record %d: %v", ErrCorrupt, lsn, err)
 		}
 		replayed++
-		return db.publish(tx, lsn)
+		inGroup++
+		lastLSN = lsn
+		if inGroup < replayGroup {
+			return nil
+		}
+		t := tx
+		tx, inGroup = nil, 0
+		return db.publish(t, lsn)
 	})
+	if err == nil && tx != nil {
+		err = db.publish(tx, lastLSN)
+	}
 	if err != nil {
 		if errors.Is(err, wal.ErrCorrupt) {
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
