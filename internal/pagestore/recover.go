@@ -168,16 +168,9 @@ func (s *Store) create() error {
 	s.nextSegNum = 1
 	// The store's directory, and any of its ancestors, may have just been
 	// created: make their entries durable, or a crash could lose the whole
-	// store. A new store is rare, so every ancestor is synced.
-	for d := filepath.Clean(s.dir); ; {
-		parent := filepath.Dir(d)
-		if err := s.fs.SyncDir(parent); err != nil {
-			return fmt.Errorf("pagestore: sync %s: %w", parent, err)
-		}
-		if parent == d || parent == "." || parent == string(filepath.Separator) {
-			break
-		}
-		d = parent
+	// store.
+	if err := vfs.SyncAncestors(s.fs, s.dir); err != nil {
+		return fmt.Errorf("pagestore: %w", err)
 	}
 	n, err := writeCheckpoint(s.fs, s.dir, &checkpoint{pageSize: uint32(s.pageSize), replaySeg: 1, nextSegNum: 1})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -102,3 +103,21 @@ var (
 	_ File = (*memFile)(nil)
 	_ File = (*latencyFile)(nil)
 )
+
+// SyncAncestors makes the directory entries of dir and of each of its
+// ancestors durable (fsync of every parent up to the root). A store that may
+// have just created dir, and parents of it, calls this before it
+// acknowledges anything stored there: otherwise a crash could lose the
+// whole directory.
+func SyncAncestors(fs FS, dir string) error {
+	for d := filepath.Clean(dir); ; {
+		parent := filepath.Dir(d)
+		if err := fs.SyncDir(parent); err != nil {
+			return fmt.Errorf("sync %s: %w", parent, err)
+		}
+		if parent == d || parent == "." || parent == string(filepath.Separator) {
+			return nil
+		}
+		d = parent
+	}
+}
