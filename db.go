@@ -22,7 +22,6 @@ package strata
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -620,5 +619,3 @@ func (db *DB) Close() error {
 
 // Dir is the database's directory.
 func (db *DB) Dir() string { return db.dir }
-
-var _ = os.ErrNotExist

@@ -159,15 +159,9 @@ func (l *Log) create() error {
 	// their entries durable before anything in them is acknowledged. A
 	// new log is rare, so syncing every ancestor is cheaper than being
 	// clever about which ones are new.
-	for d := filepath.Clean(l.dir); ; {
-		parent := filepath.Dir(d)
-		if err := l.syncDir(parent); err != nil {
-			return err
-		}
-		if parent == d || parent == "." || parent == string(filepath.Separator) {
-			break
-		}
-		d = parent
+	l.stats.dirSyncs.Add(1)
+	if err := vfs.SyncAncestors(l.fs, l.dir); err != nil {
+		return fmt.Errorf("wal: %w", err)
 	}
 	f, err := l.createFile(1, 1)
 	if err != nil {
