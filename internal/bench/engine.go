@@ -1,0 +1,109 @@
+// Package bench is the engine-neutral benchmark harness behind `strata
+// bench`: workloads (sysbench OLTP, YCSB), data sets, key distributions, the
+// measured run loop and its results. Engines plug in through the Engine
+// interface; Strata's adapter lives here, the peers' adapters (bbolt, Pebble,
+// Badger) live in the separate module under bench/ so that Strata's own
+// module does not depend on them.
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Op is one write of a batch: a set, or a delete when Delete is true.
+type Op struct {
+	Key, Value []byte
+	Delete     bool
+}
+
+// Engine is a key-value store under test. Methods other than Close are
+// called from many goroutines at once.
+type Engine interface {
+	// Get appends the value of key to dst[:0] and returns it; found is
+	// false when the key is absent.
+	Get(key, dst []byte) (value []byte, found bool, err error)
+	// Scan calls fn for up to n keys ≥ start in ascending order, stopping
+	// early when fn returns false. k and v are valid only during the call.
+	Scan(start []byte, n int, fn func(k, v []byte) bool) error
+	// Apply commits ops atomically (one transaction). sync asks for a
+	// durable commit (fsync) before returning.
+	Apply(ops []Op, sync bool) error
+	// Flush makes everything written so far durable and, where the engine
+	// has one, flushes its memtable (end of the load phase), so that the
+	// on-disk size afterwards is meaningful.
+	Flush() error
+	// Metrics are engine-specific counters reported with the results
+	// (hit ratios, compressed share R, ...). May return nil.
+	Metrics() map[string]float64
+	Close() error
+}
+
+// Config is what every engine is opened with. Engines ignore the knobs
+// they do not have and say so in Describe.
+type Config struct {
+	Dir string `json:"dir"`
+	// CacheBytes is the engine's cache budget.
+	CacheBytes int64 `json:"cache_bytes"`
+	// Codec is a Strata codec name ("zstd", "lz4", "zstd-1", ...); peers
+	// use their default compression unless they can match it.
+	Codec string `json:"codec,omitempty"`
+	// PageSize, CompressedShare (<0: auto), FillFactor, DirectIO and
+	// Device ("none", "hdd", "ssd", "nvme": simulated latency) are Strata's.
+	PageSize        int     `json:"page_size,omitempty"`
+	CompressedShare float64 `json:"compressed_share"`
+	FillFactor      int     `json:"fill_factor,omitempty"`
+	DirectIO        bool    `json:"direct_io"`
+	Device          string  `json:"device,omitempty"`
+	// SyncWrites makes the measured phase's commits durable one by one
+	// (the load phase never syncs per batch).
+	SyncWrites bool `json:"sync_writes"`
+}
+
+// Factory opens an engine. describe states its effective configuration
+// (cache, compression, anything the engine does not support), for the
+// results.
+type Factory func(cfg Config) (e Engine, describe string, err error)
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]Factory{}
+)
+
+// Register makes an engine available by name. Adapters call it from init.
+func Register(name string, f Factory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("bench: engine registered twice: " + name)
+	}
+	registry[name] = f
+}
+
+// Lookup returns the factory registered under name.
+func Lookup(name string) (Factory, error) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("bench: unknown engine %q (registered: %v)", name, registeredLocked())
+	}
+	return f, nil
+}
+
+// Engines lists the registered engine names, sorted.
+func Engines() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return registeredLocked()
+}
+
+func registeredLocked() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

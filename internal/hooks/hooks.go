@@ -1,0 +1,11 @@
+// Package hooks lets Strata's own tools reach into the root package without
+// widening its public API: the root package fills these variables in its
+// init function, and internal packages (benchmarks, tools) call them.
+package hooks
+
+import "github.com/stratadb/strata/internal/vfs"
+
+// SetFS replaces the file system of a *strata.Options (passed as any to
+// avoid an import cycle). Benchmarks use it to run Strata on a simulated
+// device (vfs.LatencyFS).
+var SetFS func(opts any, fs vfs.FS)
