@@ -1,0 +1,102 @@
+package bench
+
+import "time"
+
+// The parent (`strata bench`) runs each engine in its own child process so
+// that memory limits apply to one engine at a time. The child is either the
+// strata binary itself (`strata bench-child`, engine "strata") or the peers
+// binary built from the bench/ module (`strata-bench-peers bench-child`,
+// engines "bbolt", "pebble", "badger"). Both call RunChild.
+//
+// Protocol: the parent writes one RunSpec as JSON on the child's stdin. The
+// child writes JSON lines (Event) on its stdout: progress events while it
+// loads and runs, then exactly one event with Result set (or Error set).
+// Its stderr is free text for diagnostics and is passed through.
+
+// ChildCommand is the argument that makes a binary act as a bench child.
+const ChildCommand = "bench-child"
+
+// RunSpec is everything a child needs to run one engine on one workload.
+type RunSpec struct {
+	Engine string `json:"engine"`
+	Config Config `json:"config"`
+
+	// Workload is a name from Workloads ("oltp_point_select", "ycsb_a", ...).
+	Workload string `json:"workload"`
+	// Dataset is "sysbench" or "events"; Distribution is "uniform",
+	// "special", "zipfian" or "pareto".
+	Dataset      string `json:"dataset"`
+	Distribution string `json:"distribution"`
+	// TableSize is the number of rows loaded; Seed makes data and request
+	// streams deterministic.
+	TableSize int64  `json:"table_size"`
+	Seed      uint64 `json:"seed"`
+
+	Threads  int           `json:"threads"`
+	Duration time.Duration `json:"duration_ns"`
+	Warmup   time.Duration `json:"warmup_ns"`
+
+	// Reuse skips the load when Config.Dir already holds this data set
+	// (written by an earlier child with the same Dataset, TableSize, Seed
+	// and engine options); the parent uses it in sweeps.
+	Reuse bool `json:"reuse,omitempty"`
+	// DropCaches asks the child to drop the OS page cache between load and
+	// run (the parent sets it when it may: root, /proc/sys/vm writable).
+	DropCaches bool `json:"drop_caches,omitempty"`
+}
+
+// Event is one line of a child's output.
+type Event struct {
+	// Phase is "load", "warmup" or "run"; Done and Total count rows
+	// (load) or elapsed milliseconds (warmup, run).
+	Phase  string  `json:"phase,omitempty"`
+	Done   int64   `json:"done,omitempty"`
+	Total  int64   `json:"total,omitempty"`
+	Result *Result `json:"result,omitempty"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// Result is one engine's measurement on one workload.
+type Result struct {
+	Spec     RunSpec `json:"spec"`
+	Describe string  `json:"describe"` // the engine's effective configuration
+
+	LoadSeconds float64 `json:"load_seconds"`
+	// Ops counts operations (point reads, scans, writes) and Txns
+	// transactions (an OLTP transaction or a YCSB operation) in the
+	// measured phase.
+	Ops       int64   `json:"ops"`
+	Txns      int64   `json:"txns"`
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	TxnPerSec float64 `json:"txn_per_sec"`
+	// Transaction latency percentiles, microseconds.
+	P50us float64 `json:"p50_us"`
+	P95us float64 `json:"p95_us"`
+	P99us float64 `json:"p99_us"`
+
+	// LogicalBytes is the size of the loaded keys and values; DiskBytes
+	// the engine directory's size after the load (and a Flush).
+	LogicalBytes int64 `json:"logical_bytes"`
+	DiskBytes    int64 `json:"disk_bytes"`
+	// Device I/O of the child process in the measured phase
+	// (/proc/self/io read_bytes/write_bytes), per transaction, and the
+	// bytes the workload asked to write, for write amplification.
+	DeviceReadPerTxn  float64 `json:"device_read_per_txn"`
+	DeviceWritePerTxn float64 `json:"device_write_per_txn"`
+	UserWriteBytes    int64   `json:"user_write_bytes"`
+	WriteAmp          float64 `json:"write_amp"`
+	PeakRSSBytes      int64   `json:"peak_rss_bytes"`
+
+	// Metrics are the engine's own counters at the end of the run.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// Environment: memory limit applied (0: none), GOMEMLIMIT, read-ahead
+	// of the data directory's device (KiB, -1 unknown), whether the page
+	// cache was dropped, and notes (e.g. "no cgroup: peers may use the OS
+	// page cache beyond their budget", "simulated device: nvme").
+	MemLimitBytes int64    `json:"mem_limit_bytes"`
+	GoMemLimit    int64    `json:"go_mem_limit"`
+	ReadAheadKB   int      `json:"read_ahead_kb"`
+	CachesDropped bool     `json:"caches_dropped"`
+	Notes         []string `json:"notes,omitempty"`
+}
