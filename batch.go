@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/stratadb/strata/internal/wal"
 )
 
 // Batch is a set of writes applied atomically: all or none, also across a
@@ -28,6 +30,9 @@ func (b *Batch) Set(key, value []byte) error {
 	if err := b.db.checkKV(key, value, true); err != nil {
 		return err
 	}
+	if err := b.checkRoom(len(key) + len(value)); err != nil {
+		return err
+	}
 	b.ops = append(b.ops, opSet)
 	b.ops = binary.AppendUvarint(b.ops, uint64(len(key)))
 	b.ops = append(b.ops, key...)
@@ -42,10 +47,23 @@ func (b *Batch) Delete(key []byte) error {
 	if err := b.db.checkKV(key, nil, false); err != nil {
 		return err
 	}
+	if err := b.checkRoom(len(key)); err != nil {
+		return err
+	}
 	b.ops = append(b.ops, opDelete)
 	b.ops = binary.AppendUvarint(b.ops, uint64(len(key)))
 	b.ops = append(b.ops, key...)
 	b.n++
+	return nil
+}
+
+// checkRoom refuses a write of n bytes of key and value that would make
+// the encoded batch longer than one WAL record.
+func (b *Batch) checkRoom(n int) error {
+	const opOverhead = 1 + 2*binary.MaxVarintLen64
+	if len(b.ops)+n+opOverhead > wal.MaxRecordSize {
+		return fmt.Errorf("%w: %d bytes of writes, the limit is %d", ErrBatchTooLarge, len(b.ops)+n, wal.MaxRecordSize)
+	}
 	return nil
 }
 

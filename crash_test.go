@@ -53,7 +53,11 @@ func crashWorkload(t *testing.T, fs *vfs.MemFS, seed uint64, nops int) (commits 
 					b.Delete([]byte(k))
 					rec[k] = nil
 				} else {
-					v := fmt.Sprintf("c%d-%d-%s", i, j, make([]byte, rng.IntN(300)))
+					n := rng.IntN(300)
+					if rng.IntN(15) == 0 {
+						n = 5000 + rng.IntN(30000) // overflow pages
+					}
+					v := fmt.Sprintf("c%d-%d-%s", i, j, make([]byte, n))
 					b.Set([]byte(k), []byte(v))
 					rec[k] = &v
 				}

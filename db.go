@@ -42,6 +42,9 @@ var (
 	ErrEmptyKey      = errors.New("strata: empty key")
 	ErrKeyTooLarge   = errors.New("strata: key too large")
 	ErrValueTooLarge = errors.New("strata: value too large")
+	// ErrBatchTooLarge: a batch (or an Update transaction) would exceed
+	// one WAL record, 64 MiB of encoded writes.
+	ErrBatchTooLarge = errors.New("strata: batch too large")
 	ErrLocked        = errors.New("strata: database in use by another process or handle")
 	ErrNotDatabase   = errors.New("strata: not a Strata database")
 	ErrPageSize      = errors.New("strata: page size mismatch")
@@ -297,8 +300,9 @@ func (db *DB) checkKV(key, value []byte, set bool) error {
 	return nil
 }
 
-// MaxKeySize and MaxValueSize are the limits on keys and values: a quarter
-// of a page each, less a little.
+// MaxKeySize is the limit on keys: a quarter of a page, less a little.
+// MaxValueSize is the limit on values, 16 MiB; values longer than a
+// quarter page are stored in overflow pages (docs/FORMAT.md).
 func (db *DB) MaxKeySize() int   { return db.tree.MaxKeySize() }
 func (db *DB) MaxValueSize() int { return db.tree.MaxValueSize() }
 

@@ -135,12 +135,23 @@ func (it *Iterator) Key() []byte {
 	return it.c.Key()
 }
 
-// Value is the current value. Valid until the iterator moves.
+// Value is the current value. Valid until the iterator moves. A large
+// value (stored in overflow pages) is read when Value is called; if that
+// read fails, Value returns nil, the iterator becomes invalid and Error
+// says why.
 func (it *Iterator) Value() []byte {
 	if !it.valid {
 		return nil
 	}
-	return it.c.Value()
+	v := it.c.Value()
+	if err := it.c.Err(); err != nil {
+		it.err, it.valid = it.db.readErr(err), false
+		return nil
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v
 }
 
 // Error is the first error the iterator met (ErrClosed after Close).

@@ -125,6 +125,10 @@ func mmGenerate(seed uint64) []mmOp {
 			return ""
 		}
 		n := rng.IntN(450)
+		if rng.IntN(25) == 0 {
+			// Overflow pages at every page size (a quarter page inline).
+			n = 4000 + rng.IntN(40000)
+		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "v%d:", i)
 		for b.Len() < n {

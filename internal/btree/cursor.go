@@ -12,6 +12,7 @@ type Cursor struct {
 	stack []frame // branch path: page and child index taken
 	leaf  []byte  // copy of the current leaf page
 	i     int     // cell index in leaf
+	val   []byte  // the current value, when it lives in overflow pages
 	valid bool
 	err   error
 }
@@ -36,10 +37,21 @@ func (c *Cursor) Err() error { return c.err }
 // Key is the current key; valid until the cursor moves.
 func (c *Cursor) Key() []byte { return node(c.leaf).key(c.i) }
 
-// Value is the current value; valid until the cursor moves.
+// Value is the current value; valid until the cursor moves. A value in
+// overflow pages is read from them at each call; if that fails, Value returns
+// nil, the cursor becomes invalid and Err says why.
 func (c *Cursor) Value() []byte {
-	v, _, _ := node(c.leaf).value(c.i)
-	return v
+	v, overflow, length := node(c.leaf).value(c.i)
+	if !overflow {
+		return v
+	}
+	val, err := c.t.readValue(c.val[:0], v, true, length)
+	if err != nil {
+		c.fail(err)
+		return nil
+	}
+	c.val = val
+	return val
 }
 
 // descend walks from page id to a leaf, taking the child pick chooses at

@@ -170,7 +170,11 @@ func FuzzCheckNode(f *testing.F) {
 	br := make([]byte, 256)
 	encodeBranch(br, 3, []branchCell{{[]byte("m"), 4}, {[]byte("t"), 5}}, 2)
 	f.Add(br)
+	ovf := make([]byte, 128)
+	ovf[0], ovf[4] = kindOverflow, 50
+	f.Add(ovf)
 	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = VerifyPage(1, b) // overflow pages too: must not panic
 		if checkNode(b) != nil {
 			return
 		}

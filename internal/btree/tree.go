@@ -2,6 +2,7 @@ package btree
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,16 +46,24 @@ func New(pool *bufferpool.Pool, fillFactor float64) *Tree {
 // always holds at least three keys and a leaf at least one cell per split.
 func (t *Tree) MaxKeySize() int { return t.pageSize/4 - 16 }
 
-// MaxValueSize is the largest value stored in a leaf. Larger values need
-// overflow pages (not implemented yet).
-func (t *Tree) MaxValueSize() int { return t.pageSize/4 - 16 }
+// MaxValueSize is the largest value (MaxValueSize, 16 MiB).
+func (t *Tree) MaxValueSize() int { return MaxValueSize }
+
+// MaxInlineValueSize is the largest value stored in its leaf; longer ones
+// go to a chain of overflow pages. A quarter page, like keys, so that a
+// leaf cell always fits with room to split.
+func (t *Tree) MaxInlineValueSize() int { return t.pageSize/4 - 16 }
 
 // VerifyPage checks that page holds a valid node. The database installs
 // it as the buffer pool's Verify hook, so every page is checked once when
 // it is loaded from the store, and reads of cached pages need no check.
 // Pages the tree writes are valid by construction.
 func VerifyPage(id PageID, page []byte) error {
-	if err := checkNode(page); err != nil {
+	check := checkNode
+	if len(page) >= overflowHeaderSize && page[0] == kindOverflow {
+		check = checkOverflow
+	}
+	if err := check(page); err != nil {
 		return fmt.Errorf("btree: page %d: %w", id, err)
 	}
 	return nil
@@ -77,12 +86,14 @@ func (t *Tree) readNode(id PageID, fn func(n node) error) error {
 }
 
 // Get looks key up in the version rooted at root and appends its value to
-// dst. Values stored out of line are not supported yet.
+// dst.
 func (t *Tree) Get(root PageID, key, dst []byte) ([]byte, bool, error) {
 	id := root
 	for {
 		var next PageID
-		var found bool
+		var found, overflow bool
+		var ref [overflowRef]byte
+		var length int
 		err := t.readNode(id, func(n node) error {
 			if n.kind() == kindBranch {
 				next = PageID(n.child(n.childFor(key)))
@@ -90,13 +101,21 @@ func (t *Tree) Get(root PageID, key, dst []byte) ([]byte, bool, error) {
 			}
 			i, ok := n.search(key)
 			if ok {
-				v, _, _ := n.value(i)
-				dst = append(dst, v...)
+				var v []byte
+				v, overflow, length = n.value(i)
+				if overflow {
+					copy(ref[:], v) // read the chain after unpinning the leaf
+				} else {
+					dst = append(dst, v...)
+				}
 				found = true
 			}
 			return nil
 		})
 		if err != nil || next == 0 {
+			if err == nil && overflow {
+				dst, err = t.readValue(dst, ref[:], true, length)
+			}
 			return dst, found, err
 		}
 		id = next
@@ -132,18 +151,20 @@ func (w *wnode) space() int {
 
 // Tx is a write transaction: one at a time per tree (the caller serializes).
 type Tx struct {
-	t     *Tree
-	txid  uint64
-	root  PageID
-	nodes map[PageID]*wnode // pages created by this transaction
-	freed []PageID          // committed pages this transaction replaced
-	done  bool
+	t      *Tree
+	txid   uint64
+	root   PageID
+	nodes  map[PageID]*wnode   // node pages created by this transaction
+	chains map[PageID]struct{} // overflow pages created by this transaction
+	freed  []PageID            // committed pages this transaction replaced
+	scrap  []PageID            // pages this transaction created, then dropped
+	done   bool
 }
 
 // Begin starts a write transaction on the version rooted at root (0 for an
 // empty tree).
 func (t *Tree) Begin(root PageID, txid uint64) *Tx {
-	return &Tx{t: t, txid: txid, root: root, nodes: make(map[PageID]*wnode)}
+	return &Tx{t: t, txid: txid, root: root, nodes: make(map[PageID]*wnode), chains: make(map[PageID]struct{})}
 }
 
 // Get looks key up in the transaction's version, its own changes included.
@@ -156,10 +177,12 @@ func (tx *Tx) Get(key, dst []byte) ([]byte, bool, error) {
 		}
 		if w.leaf {
 			i, found := slices.BinarySearchFunc(w.leaves, key, func(c leafCell, k []byte) int { return bytes.Compare(c.key, k) })
-			if found {
-				dst = append(dst, w.leaves[i].value...)
+			if !found {
+				return dst, false, nil
 			}
-			return dst, found, nil
+			c := w.leaves[i]
+			dst, err := tx.t.readValue(dst, c.value, c.overflow, c.length)
+			return dst, true, err
 		}
 		id = childAt(w, childIndex(w, key))
 	}
@@ -282,8 +305,8 @@ func (tx *Tx) Put(key, value []byte) error {
 	if err := tx.check(key); err != nil {
 		return err
 	}
-	if len(value) > tx.t.MaxValueSize() {
-		return fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLarge, len(value), tx.t.MaxValueSize())
+	if len(value) > MaxValueSize {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLarge, len(value), MaxValueSize)
 	}
 	path, err := tx.descend(key)
 	if err != nil {
@@ -291,7 +314,23 @@ func (tx *Tx) Put(key, value []byte) error {
 	}
 	leaf := path[len(path)-1].w
 	i, found := slices.BinarySearchFunc(leaf.leaves, key, func(c leafCell, k []byte) int { return bytes.Compare(c.key, k) })
-	c := leafCell{key: leaf.own(key), value: leaf.own(value), length: len(value)}
+	if found {
+		if err := tx.dropValue(leaf.leaves[i]); err != nil {
+			return err
+		}
+	}
+	c := leafCell{key: leaf.own(key), length: len(value)}
+	if len(value) > tx.t.MaxInlineValueSize() {
+		first, err := tx.writeChain(value)
+		if err != nil {
+			return err
+		}
+		var ref [overflowRef]byte
+		binary.LittleEndian.PutUint64(ref[:], uint64(first))
+		c.value, c.overflow = leaf.own(ref[:]), true
+	} else {
+		c.value = leaf.own(value)
+	}
 	if found {
 		leaf.leaves[i] = c
 	} else {
@@ -319,6 +358,9 @@ func (tx *Tx) Delete(key []byte) (bool, error) {
 	i, found := slices.BinarySearchFunc(leaf.leaves, key, func(c leafCell, k []byte) int { return bytes.Compare(c.key, k) })
 	if !found {
 		return false, nil
+	}
+	if err := tx.dropValue(leaf.leaves[i]); err != nil {
+		return false, err
 	}
 	leaf.leaves = slices.Delete(leaf.leaves, i, i+1)
 	// Remove empty nodes bottom-up.
@@ -360,7 +402,7 @@ func (tx *Tx) Delete(key []byte) (bool, error) {
 // drop discards a node created by this transaction.
 func (tx *Tx) drop(w *wnode) {
 	delete(tx.nodes, w.id)
-	tx.freed = append(tx.freed, w.id)
+	tx.scrap = append(tx.scrap, w.id)
 }
 
 func (tx *Tx) check(key []byte) error {
@@ -428,16 +470,20 @@ func (tx *Tx) splitUp(path []pathEntry) error {
 
 // Created returns the pages the transaction wrote (valid after Commit).
 func (tx *Tx) Created() []PageID {
-	ids := make([]PageID, 0, len(tx.nodes))
+	ids := make([]PageID, 0, len(tx.nodes)+len(tx.chains))
 	for id := range tx.nodes {
+		ids = append(ids, id)
+	}
+	for id := range tx.chains {
 		ids = append(ids, id)
 	}
 	return ids
 }
 
 // Commit writes every node of the transaction to its page and returns the
-// new root (0 for an empty tree) and the committed pages the transaction
-// replaced, which the caller frees when no reader needs them.
+// new root (0 for an empty tree) and the pages to free: the committed pages
+// the transaction replaced, which the caller frees when no reader needs
+// them, and the pages it created and dropped again.
 func (tx *Tx) Commit() (PageID, []PageID, error) {
 	if tx.done {
 		return 0, nil, errors.New("btree: transaction finished")
@@ -459,41 +505,51 @@ func (tx *Tx) Commit() (PageID, []PageID, error) {
 			return 0, nil, err
 		}
 	}
-	return tx.root, tx.freed, nil
+	return tx.root, append(tx.freed, tx.scrap...), nil
 }
 
 // Abort abandons the transaction; the pages it created are returned for
 // freeing (they were never part of a committed version).
 func (tx *Tx) Abort() []PageID {
 	tx.done = true
-	ids := make([]PageID, 0, len(tx.nodes))
-	for id := range tx.nodes {
-		ids = append(ids, id)
-	}
-	return ids
+	return append(tx.Created(), tx.scrap...)
 }
 
-// Walk calls fn with the id of every page of the version rooted at root.
-// It reads the branch pages only: leaf ids come from their parents.
+// Walk calls fn with the id of every page of the version rooted at root:
+// nodes and overflow pages. It reads every node (and the overflow pages,
+// to follow their chains).
 func (t *Tree) Walk(root PageID, fn func(PageID)) error {
 	if root == 0 {
 		return nil
 	}
 	fn(root)
 	var kids []PageID
-	isBranch := false
+	type chain struct {
+		first  PageID
+		length int
+	}
+	var chains []chain
 	err := t.readNode(root, func(n node) error {
-		if n.kind() != kindBranch {
+		if n.kind() == kindLeaf {
+			for i := 0; i < n.count(); i++ {
+				if v, overflow, length := n.value(i); overflow {
+					chains = append(chains, chain{PageID(binary.LittleEndian.Uint64(v)), length})
+				}
+			}
 			return nil
 		}
-		isBranch = true
 		for i := 0; i <= n.count(); i++ {
 			kids = append(kids, PageID(n.child(i)))
 		}
 		return nil
 	})
-	if err != nil || !isBranch {
+	if err != nil {
 		return err
+	}
+	for _, c := range chains {
+		if err := t.walkChain(c.first, c.length, func(id PageID, _ []byte) { fn(id) }); err != nil {
+			return err
+		}
 	}
 	for _, k := range kids {
 		if err := t.Walk(k, fn); err != nil {
