@@ -1,6 +1,7 @@
 package strata_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log"
@@ -107,4 +108,40 @@ func ExampleIterator_Prev() {
 	it.Close()
 	fmt.Println()
 	// Output: cba
+}
+
+func ExampleTx_NewIter() {
+	dir, _ := os.MkdirTemp("", "strata-example-")
+	defer os.RemoveAll(dir)
+	db, _ := strata.Open(dir, nil)
+	defer db.Close()
+	db.Set([]byte("a"), []byte("1"))
+
+	// Move every key under the prefix "new/", reading and writing in one
+	// serializable transaction.
+	err := db.Update(func(tx *strata.Tx) error {
+		it, err := tx.NewIter(&strata.IterOptions{UpperBound: []byte("new/")})
+		if err != nil {
+			return err
+		}
+		var keys, vals [][]byte
+		for it.First(); it.Valid(); it.Next() {
+			keys = append(keys, bytes.Clone(it.Key()))
+			vals = append(vals, bytes.Clone(it.Value()))
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+		for i, k := range keys { // writes end the iterator: collect first
+			tx.Delete(k)
+			tx.Set(append([]byte("new/"), k...), vals[i])
+		}
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	v, _ := db.Get([]byte("new/a"))
+	fmt.Println(string(v))
+	// Output: 1
 }

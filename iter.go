@@ -25,6 +25,31 @@ type Iterator struct {
 	closed bool
 	err    error
 	snap   *Snapshot // owned snapshot, for iterators made by DB.NewIter
+	// tx is the transaction of an iterator made by Tx.NewIter, with its
+	// write count then: the iterator ends when either changes.
+	tx       *Tx
+	txWrites uint64
+}
+
+// usable reports whether the iterator may move: not closed, and its
+// transaction (if any) neither finished nor written to since.
+func (it *Iterator) usable() bool {
+	if it.closed {
+		return false
+	}
+	if it.tx != nil {
+		switch {
+		case it.tx.done:
+			it.err = errTxDone
+		case it.tx.writes != it.txWrites:
+			it.err = ErrTxChanged
+		default:
+			return true
+		}
+		it.valid = false
+		return false
+	}
+	return true
 }
 
 // NewIter returns an iterator over the current state (it takes its own
@@ -66,7 +91,7 @@ func (it *Iterator) inBounds() bool {
 
 // First moves to the first key in bounds.
 func (it *Iterator) First() bool {
-	if it.closed {
+	if !it.usable() {
 		return false
 	}
 	if it.lower != nil {
@@ -77,7 +102,7 @@ func (it *Iterator) First() bool {
 
 // Last moves to the last key in bounds.
 func (it *Iterator) Last() bool {
-	if it.closed {
+	if !it.usable() {
 		return false
 	}
 	if it.upper != nil {
@@ -88,7 +113,7 @@ func (it *Iterator) Last() bool {
 
 // SeekGE moves to the first key ≥ key (and in bounds).
 func (it *Iterator) SeekGE(key []byte) bool {
-	if it.closed {
+	if !it.usable() {
 		return false
 	}
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
@@ -99,7 +124,7 @@ func (it *Iterator) SeekGE(key []byte) bool {
 
 // SeekLT moves to the last key < key (and in bounds).
 func (it *Iterator) SeekLT(key []byte) bool {
-	if it.closed {
+	if !it.usable() {
 		return false
 	}
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
@@ -110,7 +135,7 @@ func (it *Iterator) SeekLT(key []byte) bool {
 
 // Next moves to the next key.
 func (it *Iterator) Next() bool {
-	if !it.valid {
+	if !it.valid || !it.usable() {
 		return false
 	}
 	return it.settle(it.c.Next())
@@ -118,7 +143,7 @@ func (it *Iterator) Next() bool {
 
 // Prev moves to the previous key.
 func (it *Iterator) Prev() bool {
-	if !it.valid {
+	if !it.valid || !it.usable() {
 		return false
 	}
 	return it.settle(it.c.Prev())
@@ -140,7 +165,7 @@ func (it *Iterator) Key() []byte {
 // read fails, Value returns nil, the iterator becomes invalid and Error
 // says why.
 func (it *Iterator) Value() []byte {
-	if !it.valid {
+	if !it.valid || !it.usable() {
 		return nil
 	}
 	v := it.c.Value()

@@ -60,11 +60,13 @@ func (k mmKind) String() string {
 }
 
 // mmWrite is a write of a batch, or a step of a transaction: set, delete
-// or (transactions only) get.
+// or (transactions only) get, or iterator moves over the transaction's
+// view ('i').
 type mmWrite struct {
-	op  byte // 's', 'd', 'g'
-	key string
-	val string
+	op    byte // 's', 'd', 'g', 'i'
+	key   string
+	val   string
+	moves []mmMove
 }
 
 // mmMove is an iterator move: 'F'irst, 'L'ast, 'G' SeekGE, 'T' SeekLT,
@@ -206,7 +208,9 @@ func mmGenerate(seed uint64) []mmOp {
 			aborted = true
 			for range 1 + rng.IntN(8) {
 				k := wkey()
-				switch rng.IntN(3) {
+				switch rng.IntN(4) {
+				case 3:
+					op.writes = append(op.writes, mmWrite{op: 'i', moves: moves(1 + rng.IntN(12))})
 				case 0:
 					op.writes = append(op.writes, mmWrite{op: 'g', key: k})
 				case 1:
@@ -218,7 +222,11 @@ func mmGenerate(seed uint64) []mmOp {
 		case r < 50:
 			op = mmOp{kind: mmView}
 			for range 1 + rng.IntN(5) {
-				op.writes = append(op.writes, mmWrite{op: 'g', key: key()})
+				if rng.IntN(3) == 0 {
+					op.writes = append(op.writes, mmWrite{op: 'i', moves: moves(1 + rng.IntN(12))})
+				} else {
+					op.writes = append(op.writes, mmWrite{op: 'g', key: key()})
+				}
 			}
 		case r < 60:
 			op = mmOp{kind: mmGet, key: key()}
@@ -467,9 +475,12 @@ func mmRunModel(ops []mmOp) []string {
 			var b strings.Builder
 			for _, w := range op.writes {
 				apply(work, []mmWrite{w})
-				if w.op == 'g' {
+				switch w.op {
+				case 'g':
 					v, ok := work[w.key]
 					b.WriteString(" " + mmResult(v, ok))
+				case 'i':
+					b.WriteString(" [" + mmMoves(newModelIter(work, "", ""), w.moves) + "]")
 				}
 			}
 			if op.kind == mmUpdate && !op.abort {
@@ -623,6 +634,12 @@ func mmRunDB(t *testing.T, ops []mmOp, o Options) ([]string, mmRunStats) {
 							err = nil
 						} else if err == nil {
 							b.WriteString(" " + mmResult(string(v), true))
+						}
+					case 'i':
+						var it *Iterator
+						if it, err = tx.NewIter(nil); err == nil {
+							b.WriteString(" [" + mmMoves(it, w.moves) + "]")
+							err = errors.Join(it.Error(), it.Close())
 						}
 					}
 					if err != nil {

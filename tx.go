@@ -14,12 +14,17 @@ type Tx struct {
 	batch    Batch
 	writable bool
 	done     bool
+	writes   uint64 // Set and Delete calls, so iterators notice them
 }
 
 var errTxDone = errors.New("strata: transaction has finished")
 
 // ErrReadOnly is returned by writes in a View transaction.
 var ErrReadOnly = errors.New("strata: read-only transaction")
+
+// ErrTxChanged is the error of an iterator of an Update transaction that
+// wrote after the iterator was made: make a new iterator to see the write.
+var ErrTxChanged = errors.New("strata: transaction changed under its iterator")
 
 // Update runs fn in a read-write transaction: it sees its own writes, and
 // commits them atomically if fn returns nil (discarding them otherwise).
@@ -95,11 +100,33 @@ func (tx *Tx) Get(key []byte) ([]byte, error) {
 	return v, nil
 }
 
+// NewIter returns an iterator over the transaction's view: in Update, the
+// database as of the transaction's start plus its own writes so far. A
+// write in the transaction after NewIter ends the iterator (ErrTxChanged),
+// as does the end of the transaction; close it before fn returns.
+func (tx *Tx) NewIter(opts *IterOptions) (*Iterator, error) {
+	if tx.done {
+		return nil, errTxDone
+	}
+	root := tx.root
+	if tx.writable {
+		// The cursor reads pages: write the transaction's nodes to theirs.
+		if err := tx.bt.Materialize(); err != nil {
+			return nil, tx.db.readErr(err)
+		}
+		root = tx.bt.Root()
+	}
+	it := tx.db.newIter(root, opts, nil)
+	it.tx, it.txWrites = tx, tx.writes
+	return it, nil
+}
+
 // Set sets key to value within the transaction.
 func (tx *Tx) Set(key, value []byte) error {
 	if err := tx.writeCheck(); err != nil {
 		return err
 	}
+	tx.writes++
 	if err := tx.batch.Set(key, value); err != nil {
 		return err
 	}
@@ -111,6 +138,7 @@ func (tx *Tx) Delete(key []byte) error {
 	if err := tx.writeCheck(); err != nil {
 		return err
 	}
+	tx.writes++
 	if err := tx.batch.Delete(key); err != nil {
 		return err
 	}

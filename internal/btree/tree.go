@@ -131,6 +131,8 @@ type wnode struct {
 	leaves []leafCell
 	kids   []branchCell
 	arena  []byte // owns keys and values copied in
+	// created: the page exists in the pool (Materialize wrote it).
+	created bool
 }
 
 func (w *wnode) own(b []byte) []byte {
@@ -489,11 +491,37 @@ func (tx *Tx) Commit() (PageID, []PageID, error) {
 		return 0, nil, errors.New("btree: transaction finished")
 	}
 	tx.done = true
+	if err := tx.writeNodes(); err != nil {
+		return 0, nil, err
+	}
+	return tx.root, append(tx.freed, tx.scrap...), nil
+}
+
+// Materialize writes the transaction's nodes to their pages, so that a
+// Cursor over Root() sees the transaction's writes so far. The pages stay
+// the transaction's: later writes change them and Commit writes them
+// again. A cursor must not be used across later writes.
+func (tx *Tx) Materialize() error {
+	if tx.done {
+		return errors.New("btree: transaction finished")
+	}
+	return tx.writeNodes()
+}
+
+// writeNodes encodes every node of the transaction into its page.
+func (tx *Tx) writeNodes() error {
 	for _, w := range tx.nodes {
-		pg, err := tx.t.pool.Create(w.id)
-		if err != nil {
-			return 0, nil, err
+		var pg bufferpool.Page
+		var err error
+		if w.created {
+			pg, err = tx.t.pool.Get(w.id, bufferpool.Exclusive)
+		} else {
+			pg, err = tx.t.pool.Create(w.id)
 		}
+		if err != nil {
+			return err
+		}
+		w.created = true
 		if w.leaf {
 			err = encodeLeaf(pg.Data(), w.leaves, tx.txid)
 		} else {
@@ -502,10 +530,10 @@ func (tx *Tx) Commit() (PageID, []PageID, error) {
 		pg.MarkDirty()
 		pg.Release()
 		if err != nil {
-			return 0, nil, err
+			return err
 		}
 	}
-	return tx.root, append(tx.freed, tx.scrap...), nil
+	return nil
 }
 
 // Abort abandons the transaction; the pages it created are returned for

@@ -1,0 +1,113 @@
+package strata
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+func iterKeys(t *testing.T, it *Iterator) string {
+	t.Helper()
+	var keys []string
+	for it.First(); it.Valid(); it.Next() {
+		keys = append(keys, string(it.Key())+"="+string(it.Value()))
+	}
+	return strings.Join(keys, ",")
+}
+
+// TestTxIterator: an iterator in Update sees the transaction's writes; a
+// later write or the end of the transaction ends it with a clear error.
+func TestTxIterator(t *testing.T) {
+	db, err := Open("db", memOptions(vfs.NewMem()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := 0; i < 3; i++ {
+		if err := db.Set([]byte(fmt.Sprintf("k%d", i)), []byte("old")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var leaked *Iterator
+	err = db.Update(func(tx *Tx) error {
+		if err := tx.Set([]byte("k1"), []byte("new")); err != nil {
+			return err
+		}
+		if err := tx.Delete([]byte("k2")); err != nil {
+			return err
+		}
+		if err := tx.Set([]byte("k3"), []byte("added")); err != nil {
+			return err
+		}
+		it, err := tx.NewIter(&IterOptions{LowerBound: []byte("k1")})
+		if err != nil {
+			return err
+		}
+		if got, want := iterKeys(t, it), "k1=new,k3=added"; got != want {
+			t.Errorf("iterator in Update: %s, want %s", got, want)
+		}
+		if err := tx.Set([]byte("k4"), []byte("x")); err != nil {
+			return err
+		}
+		if it.First() || !errors.Is(it.Error(), ErrTxChanged) {
+			t.Errorf("iterator after a write: valid %v, err %v", it.Valid(), it.Error())
+		}
+		it.Close()
+		if leaked, err = tx.NewIter(nil); err != nil {
+			return err
+		}
+		if got, want := iterKeys(t, leaked), "k0=old,k1=new,k3=added,k4=x"; got != want {
+			t.Errorf("second iterator: %s, want %s", got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leaked.First() || !errors.Is(leaked.Error(), errTxDone) {
+		t.Errorf("iterator after Update returned: valid %v, err %v", leaked.Valid(), leaked.Error())
+	}
+	// An aborted transaction's iterator pages are given back.
+	if err := db.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	before := db.Stats().Store.LivePages
+	errStop := errors.New("stop")
+	err = db.Update(func(tx *Tx) error {
+		for i := 0; i < 200; i++ {
+			tx.Set([]byte(fmt.Sprintf("a%03d", i)), []byte(strings.Repeat("v", 100)))
+		}
+		it, err := tx.NewIter(nil)
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		return errStop
+	})
+	if !errors.Is(err, errStop) {
+		t.Fatal(err)
+	}
+	if err := db.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if after := db.Stats().Store.LivePages; after > before {
+		t.Errorf("aborted transaction left %d pages (live %d → %d)", after-before, before, after)
+	}
+	err = db.View(func(tx *Tx) error {
+		it, err := tx.NewIter(nil)
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		if got, want := iterKeys(t, it), "k0=old,k1=new,k3=added,k4=x"; got != want {
+			t.Errorf("iterator in View: %s, want %s", got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
