@@ -136,3 +136,36 @@ func BenchmarkScan(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLargeValue: set (default SyncAlways: one WAL fsync per set) and
+// get of values stored in overflow pages, 64 MiB cache. MB/s is value bytes.
+func BenchmarkLargeValue(b *testing.B) {
+	for _, size := range []int{16 << 10, 256 << 10, 4 << 20} {
+		value := largeValue(1, size)
+		b.Run(fmt.Sprintf("set/%dKiB", size>>10), func(b *testing.B) {
+			db := openBench(b, 64<<20)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if err := db.Set([]byte(fmt.Sprintf("k%d", i%64)), value); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("get/%dKiB", size>>10), func(b *testing.B) {
+			db := openBench(b, 64<<20)
+			for i := 0; i < 8; i++ {
+				if err := db.Set([]byte(fmt.Sprintf("k%d", i)), value); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := db.Get([]byte(fmt.Sprintf("k%d", i%8))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

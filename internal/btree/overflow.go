@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/stratadb/strata/internal/bufferpool"
 )
@@ -131,6 +132,7 @@ func (t *Tree) readValue(dst, v []byte, overflow bool, length int) ([]byte, erro
 		return append(dst, v...), nil
 	}
 	first := PageID(binary.LittleEndian.Uint64(v))
+	dst = slices.Grow(dst, length)
 	err := t.walkChain(first, length, func(_ PageID, part []byte) { dst = append(dst, part...) })
 	return dst, err
 }
