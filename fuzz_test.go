@@ -82,7 +82,7 @@ func FuzzDecodeOps(f *testing.F) {
 		b.Set(bytes.Repeat([]byte("k"), 130), []byte{0, 1, 2})
 	})
 	seed(func(b *Batch) {
-		b.Set(make([]byte, db.MaxKeySize()), make([]byte, db.MaxValueSize()))
+		b.Set(make([]byte, db.MaxKeySize()), make([]byte, 20000)) // an overflow value
 		b.Delete(make([]byte, db.MaxKeySize()))
 	})
 	f.Add([]byte{opSet, 0x80, 0x00, 0x00})                                           // non-minimal key length, empty key
@@ -111,7 +111,7 @@ func FuzzDecodeOps(f *testing.F) {
 				t.Fatalf("decodeOps accepted op %d", op.op)
 			}
 			if err != nil {
-				if !errors.Is(err, ErrEmptyKey) && !errors.Is(err, ErrKeyTooLarge) && !errors.Is(err, ErrValueTooLarge) {
+				if !errors.Is(err, ErrEmptyKey) && !errors.Is(err, ErrKeyTooLarge) && !errors.Is(err, ErrValueTooLarge) && !errors.Is(err, ErrBatchTooLarge) {
 					t.Fatalf("Batch refuses decoded op %d (key %d bytes, value %d bytes): %v", op.op, len(op.key), len(op.value), err)
 				}
 				refused = true
