@@ -1,0 +1,5 @@
+package peers
+
+import "os"
+
+func writeFile(path string) error { return os.WriteFile(path, []byte("not a directory"), 0o644) }
