@@ -1,0 +1,13 @@
+//go:build !unix
+
+package bench
+
+import "errors"
+
+func peakRSS() (int64, error) {
+	return 0, errors.New("bench: peak RSS unknown on this system")
+}
+
+func dropPageCache() error {
+	return errors.New("bench: dropping the page cache is not supported on this system")
+}

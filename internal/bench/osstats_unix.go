@@ -1,0 +1,33 @@
+//go:build unix
+
+package bench
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+)
+
+// peakRSS is the process's maximum resident set size in bytes.
+func peakRSS() (int64, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("bench: getrusage: %w", err)
+	}
+	rss := int64(ru.Maxrss)
+	if runtime.GOOS != "darwin" && runtime.GOOS != "ios" {
+		rss *= 1024 // KiB everywhere but Apple's kernels, which report bytes
+	}
+	return rss, nil
+}
+
+// dropPageCache writes dirty pages back and asks Linux to drop its clean
+// page cache, so that the measured phase starts cold. It needs root.
+func dropPageCache() error {
+	syscall.Sync()
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("1"), 0); err != nil {
+		return fmt.Errorf("bench: drop page cache: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// plan is a validated RunSpec and what it names.
+type plan struct {
+	spec    RunSpec // with defaults filled in
+	wl      workload
+	ds      Dataset
+	factory Factory
+	notes   []string
+}
+
+// Check validates spec as Run would, without running anything.
+func Check(spec RunSpec) error {
+	_, err := newPlan(spec)
+	return err
+}
+
+// newPlan validates spec and fills in its defaults: the sysbench data set,
+// and the workload's own distribution (sysbench's uniform, YCSB's zipfian,
+// latest for ycsb_d).
+func newPlan(spec RunSpec) (*plan, error) {
+	p := &plan{}
+	var errs []error
+	wl, err := lookupWorkload(spec.Workload)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if spec.Dataset == "" {
+		spec.Dataset = "sysbench"
+	}
+	if spec.Distribution == "" {
+		spec.Distribution = wl.defaultDist
+	}
+	if spec.Distribution != "" && !slices.Contains(Distributions, spec.Distribution) {
+		errs = append(errs, fmt.Errorf("bench: unknown distribution %q (known: %v)", spec.Distribution, Distributions))
+	}
+	if wl.name == "ycsb_d" && spec.Distribution != "latest" {
+		p.notes = append(p.notes, "ycsb_d reads the latest rows; distribution "+spec.Distribution+" is not used")
+	}
+	ds, err := NewDataset(spec.Dataset, spec.Seed, spec.TableSize)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	f, err := Lookup(spec.Engine)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if spec.Threads < 1 {
+		errs = append(errs, fmt.Errorf("bench: %d threads: want at least 1", spec.Threads))
+	}
+	if spec.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("bench: duration %v: want a positive duration", spec.Duration))
+	}
+	if spec.Warmup < 0 {
+		errs = append(errs, fmt.Errorf("bench: warm-up %v is negative", spec.Warmup))
+	}
+	if spec.Config.Dir == "" {
+		errs = append(errs, errors.New("bench: no directory (config.dir)"))
+	}
+	if spec.Config.CacheBytes < 0 {
+		errs = append(errs, fmt.Errorf("bench: cache of %d bytes is negative", spec.Config.CacheBytes))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	p.spec, p.wl, p.ds, p.factory = spec, wl, ds, f
+	return p, nil
+}

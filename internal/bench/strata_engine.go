@@ -1,0 +1,246 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/stratadb/strata"
+	"github.com/stratadb/strata/internal/bufferpool"
+	"github.com/stratadb/strata/internal/hooks"
+	"github.com/stratadb/strata/internal/pagestore"
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+func init() {
+	Register("strata", openStrata)
+}
+
+// strataEngine adapts a *strata.DB to Engine. The database runs with
+// SyncNever: the load and unsynced commits are made durable by the
+// Checkpoint of Flush (or by Close), and Apply(ops, true) asks for a
+// durable commit explicitly.
+type strataEngine struct {
+	db      *strata.DB
+	batches sync.Pool // *strata.Batch, reset
+	notes   []string
+
+	baseMu sync.Mutex
+	base   *strata.Stats // at StartMeasurement
+}
+
+func openStrata(cfg Config) (Engine, string, error) {
+	opts := &strata.Options{
+		CacheSize:       cfg.CacheBytes,
+		Codec:           cfg.Codec,
+		PageSize:        cfg.PageSize,
+		FillFactor:      cfg.FillFactor,
+		DisableDirectIO: !cfg.DirectIO,
+		Sync:            strata.SyncNever,
+	}
+	if cfg.CompressedShare < 0 {
+		opts.FixedShare = false
+	} else {
+		opts.FixedShare, opts.CompressedShare = true, cfg.CompressedShare
+	}
+	var notes []string
+	device := strings.ToLower(cfg.Device)
+	if device != "" && device != "none" {
+		dev, err := vfs.DeviceByName(device)
+		if err != nil {
+			return nil, "", fmt.Errorf("bench: strata: %w", err)
+		}
+		hooks.SetFS(opts, vfs.NewLatency(vfs.Default, dev))
+		notes = append(notes, "simulated device: "+dev.Name+" (injected latency)")
+	}
+	db, err := strata.Open(cfg.Dir, opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("bench: strata: %w", err)
+	}
+	e := &strataEngine{db: db, notes: notes}
+	e.batches.New = func() any { return db.NewBatch() }
+	return e, e.describe(cfg, device), nil
+}
+
+// describe states the effective configuration: defaults resolved, and
+// direct I/O as the store actually opened its files.
+func (e *strataEngine) describe(cfg Config, device string) string {
+	st := e.db.Stats()
+	codec := cfg.Codec
+	if codec == "" {
+		codec = "zstd"
+	}
+	share := "R auto"
+	if cfg.CompressedShare >= 0 {
+		share = fmt.Sprintf("R fixed %.2f", cfg.CompressedShare)
+	}
+	fill := cfg.FillFactor
+	if fill == 0 {
+		fill = 100
+	}
+	direct := "direct I/O off"
+	switch {
+	case st.Store.DirectIO:
+		direct = "direct I/O on"
+	case cfg.DirectIO:
+		direct = "direct I/O off (not supported by the file system)"
+	}
+	s := fmt.Sprintf("strata: cache %s, codec %s, %d KiB pages, %s, fill factor %d, %s",
+		formatMiB(st.Pool.CacheSize), codec, st.Store.PageSize>>10, share, fill, direct)
+	if cfg.SyncWrites {
+		s += ", sync per commit"
+	}
+	if device != "" && device != "none" {
+		s += ", simulated " + device
+	}
+	return s
+}
+
+func formatMiB(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+func (e *strataEngine) Notes() []string { return e.notes }
+
+func (e *strataEngine) Get(key, dst []byte) ([]byte, bool, error) {
+	v, err := e.db.Get(key)
+	if errors.Is(err, strata.ErrNotFound) {
+		return dst[:0], false, nil
+	}
+	if err != nil {
+		return dst[:0], false, err
+	}
+	return append(dst[:0], v...), true, nil
+}
+
+func (e *strataEngine) Scan(start []byte, n int, fn func(k, v []byte) bool) error {
+	it, err := e.db.NewIter(&strata.IterOptions{LowerBound: start})
+	if err != nil {
+		return err
+	}
+	for ok, i := it.First(), 0; ok && i < n; ok, i = it.Next(), i+1 {
+		if !fn(it.Key(), it.Value()) {
+			break
+		}
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
+func (e *strataEngine) Apply(ops []Op, sync bool) error {
+	b := e.batches.Get().(*strata.Batch)
+	defer func() {
+		b.Reset()
+		e.batches.Put(b)
+	}()
+	for _, op := range ops {
+		var err error
+		if op.Delete {
+			err = b.Delete(op.Key)
+		} else {
+			err = b.Set(op.Key, op.Value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	opts := strata.NoSync
+	if sync {
+		opts = strata.Sync
+	}
+	return b.Commit(opts)
+}
+
+// Flush checkpoints: dirty pages go to the page store, the WAL is
+// truncated, and the directory's size is that of the data.
+func (e *strataEngine) Flush() error { return e.db.Checkpoint() }
+
+func (e *strataEngine) Close() error { return e.db.Close() }
+
+func (e *strataEngine) StartMeasurement() {
+	st := e.db.Stats()
+	e.baseMu.Lock()
+	e.base = &st
+	e.baseMu.Unlock()
+}
+
+// Metrics reports the buffer pool's outcomes (hit ratios over the measured
+// phase when StartMeasurement was called), its compressed share R, the
+// page store's traffic and compression, and codec timings.
+func (e *strataEngine) Metrics() map[string]float64 {
+	st := e.db.Stats()
+	e.baseMu.Lock()
+	base := e.base
+	e.baseMu.Unlock()
+	var b strata.Stats
+	if base != nil {
+		b = *base
+	}
+	m := map[string]float64{}
+	poolMetrics(m, st.Pool, b.Pool)
+	storeMetrics(m, st.Store, b.Store)
+	m["wal.bytes"] = float64(st.WAL.Bytes - b.WAL.Bytes)
+	m["wal.syncs"] = float64(st.WAL.Syncs - b.WAL.Syncs)
+	m["db.checkpoints"] = float64(st.Checkpoints - b.Checkpoints)
+	return m
+}
+
+func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
+	hitsU := p.HitsUncompressed - b.HitsUncompressed
+	hitsC := p.HitsCompressed - b.HitsCompressed
+	misses := p.Misses - b.Misses
+	m["pool.hits_uncompressed"] = float64(hitsU)
+	m["pool.hits_compressed"] = float64(hitsC)
+	m["pool.misses"] = float64(misses)
+	if all := hitsU + hitsC + misses; all > 0 {
+		m["pool.hit_ratio_uncompressed"] = float64(hitsU) / float64(all)
+		m["pool.hit_ratio_compressed"] = float64(hitsC) / float64(all)
+		m["pool.miss_ratio"] = float64(misses) / float64(all)
+	}
+	m["pool.share_r"] = p.Share
+	m["pool.target_share_r"] = p.TargetShare
+	if p.Auto {
+		m["pool.auto_r"] = 1
+	} else {
+		m["pool.auto_r"] = 0
+	}
+	m["pool.evictions"] = float64(p.Evictions - b.Evictions)
+	m["pool.demotions"] = float64(p.Demotions - b.Demotions)
+	m["pool.flushes"] = float64(p.Flushes - b.Flushes)
+	m["pool.free_buffer_waits"] = float64(p.FreeBufferWaits - b.FreeBufferWaits)
+	m["pool.frame_bytes"] = float64(p.FrameBytes)
+	m["pool.image_bytes"] = float64(p.ImageBytes)
+	m["pool.t_disk_read_us"] = float64(p.TDiskRead.Nanoseconds()) / 1e3
+	m["pool.t_decompress_us"] = float64(p.TDecom.Nanoseconds()) / 1e3
+	m["pool.t_compress_us"] = float64(p.TComp.Nanoseconds()) / 1e3
+}
+
+func storeMetrics(m map[string]float64, s, b pagestore.Stats) {
+	m["store.bytes_written"] = float64(s.FileBytesWritten - b.FileBytesWritten)
+	m["store.pages_written"] = float64(s.PagesWritten - b.PagesWritten)
+	m["store.pages_read"] = float64(s.PagesRead - b.PagesRead)
+	m["store.disk_reads"] = float64(s.DiskReads - b.DiskReads)
+	if reads := s.DiskReads - b.DiskReads; reads > 0 {
+		m["store.mean_disk_read_us"] = float64((s.DiskReadTime - b.DiskReadTime).Nanoseconds()) / float64(reads) / 1e3
+	}
+	m["store.compression_ratio"] = s.CompressionRatio
+	m["store.physical_bytes"] = float64(s.PhysicalBytes)
+	m["store.garbage_bytes"] = float64(s.GarbageBytes)
+	for _, c := range s.Codecs {
+		name := "codec." + c.Codec.String()
+		if c.Compressions > 0 {
+			m[name+".compress_us"] = float64(c.MeanCompress().Nanoseconds()) / 1e3
+			m[name+".compress_ratio"] = float64(c.CompressedIn) / float64(max(c.CompressedOut, 1))
+		}
+		if c.Decompressions > 0 {
+			m[name+".decompress_us"] = float64(c.MeanDecompress().Nanoseconds()) / 1e3
+		}
+	}
+}
