@@ -6,6 +6,10 @@
 //	                   compression ratio, space and throughput per codec
 //	strata pool-sweep  sweep the buffer pool's compressed share R on simulated
 //	                   devices and plot throughput against it
+//	strata bench       benchmark Strata against bbolt, Pebble and Badger under
+//	                   equal memory (each engine in a child process)
+//	strata bench sweep vary one parameter of a bench run and plot throughput
+//	                   and hit ratios against it
 package main
 
 import (
@@ -16,13 +20,14 @@ import (
 )
 
 func main() {
+	maybeRunBenchChild()
 	root := &cobra.Command{
 		Use:           "strata",
 		Short:         "Strata: an embedded storage engine with compressed pages and a cache that knows it",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand(), newPoolSweepCommand(), newKVLoadCommand(), newRecoveryCommand())
+	root.AddCommand(newDemoCommand(), newPoolSweepCommand(), newKVLoadCommand(), newRecoveryCommand(), newBenchCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "strata:", err)
 		os.Exit(1)

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"os"
@@ -219,20 +218,13 @@ func plotSweep(path, scenario string, points []sweepPoint) error {
 		for i := range model {
 			model[i].Y *= best / mx
 		}
-		line, pts, err := plotter.NewLinePoints(fixed)
-		if err != nil {
+		if err := addLinePoints(p, fixed, colors, dist+" fixed R"); err != nil {
 			return err
 		}
-		line.Color = plotColor(colors)
-		pts.Color = plotColor(colors)
-		p.Add(line, pts)
-		p.Legend.Add(dist+" fixed R", line, pts)
 		if auto > 0 {
-			a, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: auto}, {X: 1, Y: auto}})
-			a.Color = plotColor(colors)
-			a.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-			p.Add(a)
-			p.Legend.Add(dist+" auto", a)
+			if err := addLevel(p, auto, 0, 1, colors, dist+" auto"); err != nil {
+				return err
+			}
 		}
 		ml, _ := plotter.NewLine(model)
 		ml.Color = plotColor(colors)
@@ -243,13 +235,4 @@ func plotSweep(path, scenario string, points []sweepPoint) error {
 	}
 	p.Y.Min = 0
 	return p.Save(9*vg.Inch, 5*vg.Inch, path)
-}
-
-func plotColor(i int) color.Color {
-	palette := []color.Color{
-		color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-		color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
-		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
-	}
-	return palette[i%len(palette)]
 }

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stratadb/strata/internal/bench"
+	"github.com/stratadb/strata/internal/bench/hostenv"
+)
+
+func newBenchCommand() *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmark Strata against bbolt, Pebble and Badger under equal memory",
+		Long: `bench loads a data set into each engine and runs a workload on it, each
+engine in its own child process with the same cache budget, the same memory
+limit (a cgroup, which charges the OS page cache the process fills too, when
+the host has a writable memory controller) and the same GOMEMLIMIT, the OS
+page cache dropped between load and run when permitted (root). It prints a
+table per workload: throughput, latency percentiles, load time, size on
+disk, device I/O per transaction, write amplification and peak memory.
+
+Without flags it runs a one-minute default: Strata alone, oltp_read_only on
+sysbench rows about four times the cache, uniform keys, automatic R.
+bbolt, Pebble and Badger run in strata-bench-peers, built from the bench/
+module of a Strata checkout (see --peers-bin).`,
+		Example: `  strata bench
+  strata bench --engines all --workload oltp_read_only,oltp_read_write --cache 256MiB --table-size 10000000
+  strata bench --device nvme --codec lz4 --json results.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
+		},
+	}
+	fl := cmd.Flags()
+	f.registerRunFlags(fl)
+	fl.StringVar(&f.engines, "engines", "strata", "engines, comma-separated: strata, bbolt, pebble, badger, or all")
+	fl.StringVar(&f.workloads, "workload", defaultWorkload, "workloads, comma-separated, each run on every engine: "+workloadList())
+	fl.StringVar(&f.jsonPath, "json", "", "also write all results and the host description to this JSON file")
+	cmd.AddCommand(newBenchSweepCommand())
+	return cmd
+}
+
+func runBench(ctx context.Context, stdout, stderr io.Writer, f benchFlags) error {
+	tmpl, err := f.specTemplate()
+	if err != nil {
+		return err
+	}
+	engines, err := parseEngines(f.engines)
+	if err != nil {
+		return fmt.Errorf("--engines: %w", err)
+	}
+	workloads, err := parseWorkloads(f.workloads)
+	if err != nil {
+		return fmt.Errorf("--workload: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := newBenchRunner(stderr, f)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+
+	dist := tmpl.Distribution
+	if dist == "" {
+		dist = "the workload's default"
+	}
+	fmt.Fprintf(stderr, "strata bench: %s, %d rows, %s keys, cache %s, %d threads, %v warm-up + %v; work directory %s\n",
+		tmpl.Dataset, tmpl.TableSize, dist, formatSize(tmpl.Config.CacheBytes), tmpl.Threads, tmpl.Warmup, tmpl.Duration, r.workDir)
+	var outcomes []runOutcome
+	for _, w := range workloads {
+		for _, e := range engines {
+			spec := tmpl
+			spec.Engine, spec.Workload = e, w
+			res, err := r.runFresh(ctx, spec)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "%s %s: %v\n", e, w, err)
+			}
+			outcomes = append(outcomes, runOutcome{Engine: e, Workload: w, Result: res, Err: err})
+		}
+	}
+	for _, w := range workloads {
+		if err := writeWorkloadTable(stdout, w, outcomesOf(outcomes, w)); err != nil {
+			return err
+		}
+	}
+	if f.jsonPath != "" {
+		if err := writeReport(f.jsonPath, outcomes); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "results written to %s\n", f.jsonPath)
+	}
+	if n := len(failures(outcomes)); n > 0 {
+		return fmt.Errorf("%d of %d runs failed (see above)", n, len(outcomes))
+	}
+	return nil
+}
+
+// runOutcome is one engine × workload: a result or why there is none.
+type runOutcome struct {
+	Engine, Workload string
+	Result           *bench.Result
+	Err              error
+}
+
+func outcomesOf(all []runOutcome, workload string) []runOutcome {
+	var out []runOutcome
+	for _, o := range all {
+		if o.Workload == workload {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func failures(outcomes []runOutcome) []runOutcome {
+	var failed []runOutcome
+	for _, o := range outcomes {
+		if o.Err != nil {
+			failed = append(failed, o)
+		}
+	}
+	return failed
+}
+
+// benchRunner runs children in fresh directories under a work directory,
+// with the host environment (limits, cache dropping) applied.
+type benchRunner struct {
+	stderr     io.Writer
+	workDir    string
+	removeWork bool // the work directory is ours
+	keep       bool
+	memLimit   int64 // --mem-limit: 0 the default rule, -1 none
+	dropCaches bool
+	strataBin  string
+	peers      peersLocator
+	peersBin   string // located on first use
+	view       progressView
+	children   int
+	tempDirs   []string // removed by close
+}
+
+func newBenchRunner(stderr io.Writer, f benchFlags) (*benchRunner, error) {
+	memLimit, err := f.memLimitBytes()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locate the strata binary for its bench child: %w", err)
+	}
+	r := &benchRunner{
+		stderr:     stderr,
+		keep:       f.keep,
+		memLimit:   memLimit,
+		dropCaches: hostenv.CanDropCaches(),
+		strataBin:  exe,
+		peers:      newPeersLocator(f.peersBin, stderr),
+		view:       newProgressView(stderr),
+	}
+	r.peers.buildDir = func() (string, error) {
+		d, err := os.MkdirTemp("", "strata-bench-peers-")
+		if err == nil {
+			r.tempDirs = append(r.tempDirs, d)
+		}
+		return d, err
+	}
+	if f.dir == "" {
+		// Not os.TempDir: /tmp is often a tmpfs, where O_DIRECT fails and
+		// "disk" reads are memory reads.
+		d, err := os.MkdirTemp(".", "strata-bench-")
+		if err != nil {
+			return nil, fmt.Errorf("create a work directory: %w", err)
+		}
+		r.workDir, r.removeWork = d, !f.keep
+	} else {
+		if err := os.MkdirAll(f.dir, 0o755); err != nil {
+			return nil, fmt.Errorf("--dir: %w", err)
+		}
+		r.workDir = f.dir
+	}
+	return r, nil
+}
+
+func (r *benchRunner) close() {
+	if r.removeWork {
+		os.RemoveAll(r.workDir)
+	}
+	for _, d := range r.tempDirs {
+		os.RemoveAll(d)
+	}
+}
+
+// runFresh runs spec in a new directory, removed afterwards unless --keep.
+func (r *benchRunner) runFresh(ctx context.Context, spec bench.RunSpec) (*bench.Result, error) {
+	dir := filepath.Join(r.workDir, spec.Engine+"-"+spec.Workload)
+	if err := makeFreshDir(dir); err != nil {
+		return nil, err
+	}
+	if !r.keep {
+		defer os.RemoveAll(dir)
+	}
+	spec.Config.Dir = dir
+	return r.run(ctx, spec)
+}
+
+// makeFreshDir creates dir, refusing to run on top of an earlier run's
+// data (or anything else) rather than deleting it.
+func makeFreshDir(dir string) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%s exists and is not empty (an earlier run kept with --keep?): remove it or choose another --dir", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	return nil
+}
+
+// run runs spec (whose Config.Dir is set) in a child process.
+func (r *benchRunner) run(ctx context.Context, spec bench.RunSpec) (*bench.Result, error) {
+	bin, err := r.binFor(spec.Engine)
+	if err != nil {
+		return nil, err
+	}
+	spec.DropCaches = r.dropCaches
+	var limits childLimits
+	switch {
+	case r.memLimit > 0:
+		limits.MemLimit = r.memLimit
+	case r.memLimit == 0:
+		limits.MemLimit = defaultMemLimit(spec.Config.CacheBytes)
+	}
+	limits.GoMemLimit = goMemLimit(limits.MemLimit)
+	r.children++
+	c := &childProcess{
+		bin: bin, spec: spec, limits: limits, view: r.view, stderr: r.stderr,
+		cgroupID: fmt.Sprintf("strata-bench-%d-%d-%s", os.Getpid(), r.children, spec.Engine),
+		label:    spec.Engine + " " + spec.Workload,
+	}
+	return c.run(ctx)
+}
+
+func (r *benchRunner) binFor(engine string) (string, error) {
+	if !peerEngines[engine] {
+		return r.strataBin, nil
+	}
+	if r.peersBin == "" {
+		p, err := r.peers.locate()
+		if err != nil {
+			return "", err
+		}
+		r.peersBin = p
+	}
+	return r.peersBin, nil
+}

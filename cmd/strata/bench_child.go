@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/stratadb/strata/internal/bench"
+	"github.com/stratadb/strata/internal/bench/hostenv"
+)
+
+// noCgroupNote is the note of results measured without a memory limit.
+const noCgroupNote = "no writable cgroup memory controller: peers could use the OS page cache beyond their budget"
+
+// childLimits is the memory a child may use: MemLimit for the cgroup (which
+// also charges the page cache the child fills), GoMemLimit for the Go
+// runtime's soft limit, the same fraction of it for every engine.
+type childLimits struct {
+	MemLimit   int64
+	GoMemLimit int64
+}
+
+// childProcess runs one RunSpec in a child process and returns its Result,
+// annotated with the environment the parent gave it.
+type childProcess struct {
+	bin      string // strata or strata-bench-peers
+	spec     bench.RunSpec
+	limits   childLimits
+	cgroupID string // unique name for the child's cgroup
+	label    string // "engine workload", for progress
+	view     progressView
+	stderr   io.Writer // the child's diagnostics go there, prefixed
+}
+
+func (c *childProcess) run(ctx context.Context) (*bench.Result, error) {
+	cmd := exec.CommandContext(ctx, c.bin, bench.ChildCommand)
+	if c.limits.GoMemLimit > 0 {
+		cmd.Env = append(withoutEnv(os.Environ(), "GOMEMLIMIT"), "GOMEMLIMIT="+strconv.FormatInt(c.limits.GoMemLimit, 10))
+	}
+	diag := newPrefixWriter(c.stderr, "["+c.spec.Engine+"] ", c.view.clearLine)
+	defer diag.Flush()
+	cmd.Stderr = diag
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+
+	group, notes := c.limitMemory()
+	if group != nil {
+		defer group.Close()
+	}
+
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s %s: %w", c.bin, bench.ChildCommand, err)
+	}
+	// The child reads its spec only after this, so nothing it does for the
+	// run happens outside the cgroup.
+	if group != nil {
+		if err := group.Add(cmd.Process.Pid); err != nil {
+			notes = append(notes, err.Error(), noCgroupNote)
+			group.Close()
+			group = nil
+		}
+	}
+	specJSON, err := json.Marshal(c.spec)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, err
+	}
+	// A child that dies early closes its stdin: the write error is not the
+	// interesting one, the exit status below is.
+	stdin.Write(append(specJSON, '\n'))
+	stdin.Close()
+
+	res, childErr, readErr := c.readEvents(stdout)
+	waitErr := cmd.Wait()
+	c.view.finish()
+
+	switch {
+	case childErr != "":
+		return nil, errors.New(childErr)
+	case res == nil:
+		why := "ended without a result"
+		if waitErr != nil {
+			why = waitErr.Error()
+		} else if readErr != nil {
+			why = readErr.Error()
+		}
+		return nil, fmt.Errorf("child %s%s", why, c.oomHint(group, waitErr))
+	}
+	if waitErr != nil {
+		notes = append(notes, fmt.Sprintf("child exit after its result: %v", waitErr))
+	}
+	c.annotate(res, group, notes)
+	return res, nil
+}
+
+// limitMemory creates the child's cgroup, or says why there is none.
+func (c *childProcess) limitMemory() (*hostenv.Group, []string) {
+	if c.limits.MemLimit <= 0 {
+		return nil, []string{"no memory limit (--mem-limit none)"}
+	}
+	group, err := hostenv.Limit(c.cgroupID, c.limits.MemLimit)
+	switch {
+	case errors.Is(err, hostenv.ErrNoMemoryController):
+		return nil, []string{noCgroupNote}
+	case err != nil:
+		return nil, []string{fmt.Sprintf("cgroup: %v", err), noCgroupNote}
+	}
+	return group, nil
+}
+
+// readEvents passes progress to the view until the final event. Lines that
+// are not events (a stray print in a library) go to the diagnostics.
+func (c *childProcess) readEvents(stdout io.Reader) (res *bench.Result, childErr string, err error) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var ev bench.Event
+		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			fmt.Fprintf(c.stderr, "[%s stdout] %s\n", c.spec.Engine, sc.Text())
+			continue
+		}
+		switch {
+		case ev.Error != "":
+			childErr = ev.Error
+		case ev.Result != nil:
+			res = ev.Result
+		case ev.Phase != "":
+			c.view.event(c.label, ev)
+		}
+	}
+	// Drain nothing more: the child exits after its final event.
+	return res, childErr, sc.Err()
+}
+
+// oomHint explains a child killed by SIGKILL when the cgroup saw an OOM
+// kill: the usual reason is an engine that does not keep to its budget.
+func (c *childProcess) oomHint(group *hostenv.Group, waitErr error) string {
+	var exit *exec.ExitError
+	if group == nil || !errors.As(waitErr, &exit) {
+		return ""
+	}
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		return ""
+	}
+	if n, ok := group.OOMKills(); ok && n > 0 {
+		return fmt.Sprintf(" (killed by the OOM killer: over the memory limit of %s; raise --mem-limit or lower --cache)", formatSize(c.limits.MemLimit))
+	}
+	return ""
+}
+
+// annotate records the environment in the result: the limits, what the
+// cgroup saw, the read-ahead, and the notes.
+func (c *childProcess) annotate(res *bench.Result, group *hostenv.Group, notes []string) {
+	res.GoMemLimit = c.limits.GoMemLimit
+	res.ReadAheadKB = hostenv.ReadAheadKB(c.spec.Config.Dir)
+	if group != nil {
+		res.MemLimitBytes = group.Bytes
+		swap := "swap limited too"
+		if !group.SwapLimited {
+			swap = "swap not limited"
+		}
+		notes = append(notes, fmt.Sprintf("memory limit %s (cgroup v%d, %s; page cache included), GOMEMLIMIT %s",
+			formatSize(group.Bytes), group.Version, swap, formatSize(c.limits.GoMemLimit)))
+		if peak, ok := group.Peak(); ok {
+			if res.Metrics == nil {
+				res.Metrics = map[string]float64{}
+			}
+			res.Metrics[cgroupPeakMetric] = float64(peak)
+		}
+	} else if c.limits.GoMemLimit > 0 {
+		notes = append(notes, fmt.Sprintf("GOMEMLIMIT %s", formatSize(c.limits.GoMemLimit)))
+	}
+	if d := c.spec.Config.Device; d != "" && d != "none" {
+		if c.spec.Engine == "strata" {
+			notes = append(notes, "simulated device: "+d+" (injected latency; Strata only)")
+		} else {
+			notes = append(notes, "simulated device "+d+" not applied: Strata only")
+		}
+	}
+	res.Notes = append(res.Notes, notes...)
+}
+
+// cgroupPeakMetric is the Metrics key of the child cgroup's peak memory
+// (page cache included), added by the parent.
+const cgroupPeakMetric = "cgroup_peak_bytes"
+
+func withoutEnv(env []string, name string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

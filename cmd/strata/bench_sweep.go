@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stratadb/strata/internal/bench"
+)
+
+type sweepCmdFlags struct {
+	benchFlags
+	param    string
+	values   string
+	plotPath string
+}
+
+// sweepParams are the parameters bench sweep can vary, with their default
+// values. reuse marks those that do not change the data on disk, so that
+// one load serves every point.
+var sweepParams = map[string]struct {
+	defaults string
+	reuse    bool
+	axis     string
+}{
+	"r":           {"0,0.1,0.2,0.3,0.5,0.7,0.9,auto", true, "compressed share R of the cache"},
+	"cache":       {"16MiB,32MiB,64MiB,128MiB,256MiB", true, "cache (MiB)"},
+	"codec":       {"none,lz4,zstd", false, "codec"},
+	"page-size":   {"4KiB,8KiB,16KiB,32KiB", false, "page size (KiB)"},
+	"fill-factor": {"50,70,90,100", false, "fill factor (%)"},
+}
+
+func newBenchSweepCommand() *cobra.Command {
+	var f sweepCmdFlags
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Vary one parameter of a bench run and plot throughput and hit ratios against it",
+		Long: `sweep runs one engine on one workload once per value of a parameter:
+r (compressed share), cache, codec, page-size or fill-factor. For r and
+cache the data is loaded once and reused (they do not change what is on
+disk; a writing workload's changes then carry over from point to point).
+It prints a table, writes the results as JSON and draws a PNG of the
+throughput and of the buffer pool's hit ratios against the parameter.
+The other flags are those of strata bench.`,
+		Example: `  strata bench sweep --param r
+  strata bench sweep --param cache --values 32MiB,64MiB,128MiB,256MiB --workload oltp_point_select
+  strata bench sweep --param codec --values none,lz4,zstd,deflate --device ssd`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBenchSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
+		},
+	}
+	fl := cmd.Flags()
+	f.registerRunFlags(fl)
+	fl.StringVar(&f.engines, "engine", "strata", "the engine: strata, bbolt, pebble or badger (most parameters are Strata's)")
+	fl.StringVar(&f.workloads, "workload", defaultWorkload, "the workload: "+workloadList())
+	fl.StringVar(&f.param, "param", "r", "the parameter to vary: r, cache, codec, page-size, fill-factor")
+	fl.StringVar(&f.values, "values", "", "comma-separated values of the parameter (default per parameter: r "+sweepParams["r"].defaults+
+		"; cache "+sweepParams["cache"].defaults+"; codec "+sweepParams["codec"].defaults+
+		"; page-size "+sweepParams["page-size"].defaults+"; fill-factor "+sweepParams["fill-factor"].defaults+")")
+	fl.StringVar(&f.plotPath, "plot", "", "PNG to draw (default bench-sweep-<param>.png)")
+	fl.StringVar(&f.jsonPath, "json", "", "JSON results file (default bench-sweep-<param>.json)")
+	return cmd
+}
+
+// benchSweepPoint is one value of the swept parameter and its result.
+type benchSweepPoint struct {
+	Value  string        `json:"value"`
+	X      float64       `json:"x"` // on the plot's axis; -1 for r = auto
+	Result *bench.Result `json:"result,omitempty"`
+	Error  string        `json:"error,omitempty"`
+}
+
+type benchSweepReport struct {
+	Host   hostInfo          `json:"host"`
+	Param  string            `json:"param"`
+	Points []benchSweepPoint `json:"points"`
+}
+
+func runBenchSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags) error {
+	param, ok := sweepParams[f.param]
+	if !ok {
+		return fmt.Errorf("--param %q: want r, cache, codec, page-size or fill-factor", f.param)
+	}
+	tmpl, err := f.specTemplate()
+	if err != nil {
+		return err
+	}
+	engines, err := parseEngines(f.engines)
+	if err != nil || len(engines) != 1 {
+		return fmt.Errorf("--engine %q: want exactly one of %s", f.engines, strings.Join(allEngines, ", "))
+	}
+	workloads, err := parseWorkloads(f.workloads)
+	if err != nil || len(workloads) != 1 {
+		return fmt.Errorf("--workload %q: want exactly one of %s", f.workloads, workloadList())
+	}
+	tmpl.Engine, tmpl.Workload = engines[0], workloads[0]
+	values := splitList(f.values)
+	if len(values) == 0 {
+		values = splitList(param.defaults)
+	}
+	// Validate every value before the first run rather than fail midway.
+	specs := make([]bench.RunSpec, len(values))
+	points := make([]benchSweepPoint, len(values))
+	for i, v := range values {
+		specs[i] = tmpl
+		x, err := applySweepValue(&specs[i], f.param, v, i)
+		if err != nil {
+			return fmt.Errorf("--values: %w", err)
+		}
+		points[i] = benchSweepPoint{Value: v, X: x}
+	}
+	plotPath, jsonPath := f.plotPath, f.jsonPath
+	if plotPath == "" {
+		plotPath = "bench-sweep-" + f.param + ".png"
+	}
+	if jsonPath == "" {
+		jsonPath = "bench-sweep-" + f.param + ".json"
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := newBenchRunner(stderr, f.benchFlags)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	fmt.Fprintf(stderr, "strata bench sweep: %s on %s, %s = %s; work directory %s\n",
+		tmpl.Engine, tmpl.Workload, f.param, strings.Join(values, ", "), r.workDir)
+	shared := filepath.Join(r.workDir, tmpl.Engine+"-"+tmpl.Workload+"-"+f.param)
+	if param.reuse {
+		if err := makeFreshDir(shared); err != nil {
+			return err
+		}
+		if !r.keep {
+			defer os.RemoveAll(shared)
+		}
+	}
+	failed := 0
+	for i := range points {
+		var res *bench.Result
+		if param.reuse {
+			specs[i].Config.Dir, specs[i].Reuse = shared, i > 0
+			res, err = r.run(ctx, specs[i])
+		} else {
+			res, err = r.runFresh(ctx, specs[i])
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			failed++
+			points[i].Error = err.Error()
+			fmt.Fprintf(stderr, "%s = %s: %v\n", f.param, points[i].Value, err)
+			continue
+		}
+		points[i].Result = res
+	}
+
+	writeSweepTable(stdout, f.param, points)
+	b, err := json.MarshalIndent(benchSweepReport{Host: currentHost(), Param: f.param, Points: points}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	title := fmt.Sprintf("%s, %s (%s, %d rows)", tmpl.Engine, tmpl.Workload, tmpl.Dataset, tmpl.TableSize)
+	if err := plotBenchSweep(plotPath, title, f.param, param.axis, points); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	fmt.Fprintf(stderr, "results written to %s, plot to %s\n", jsonPath, plotPath)
+	if failed > 0 {
+		return fmt.Errorf("%d of %d points failed (see above)", failed, len(points))
+	}
+	return nil
+}
+
+// applySweepValue sets the swept parameter of spec to value and returns its
+// position on the plot's x axis (the index i for a codec, which has none).
+func applySweepValue(spec *bench.RunSpec, param, value string, i int) (float64, error) {
+	switch param {
+	case "r":
+		r, err := parseShare(value)
+		if err != nil {
+			return 0, err
+		}
+		spec.Config.CompressedShare = r
+		return r, nil
+	case "cache":
+		b, err := parseSize(value)
+		if err != nil {
+			return 0, err
+		}
+		if b <= 0 {
+			return 0, fmt.Errorf("cache %q: must be positive", value)
+		}
+		spec.Config.CacheBytes = b
+		return float64(b) / (1 << 20), nil
+	case "codec":
+		spec.Config.Codec = value
+		return float64(i), nil
+	case "page-size":
+		b, err := parseSize(value)
+		if err != nil {
+			return 0, err
+		}
+		spec.Config.PageSize = int(b)
+		return float64(b) / 1024, nil
+	case "fill-factor":
+		ff, err := strconv.Atoi(value)
+		if err != nil || ff < 10 || ff > 100 {
+			return 0, fmt.Errorf("fill factor %q: want 10..100", value)
+		}
+		spec.Config.FillFactor = ff
+		return float64(ff), nil
+	}
+	return 0, fmt.Errorf("unknown parameter %q", param)
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/stratadb/strata/internal/bench"
+)
+
+// writeWorkloadTable prints one workload's results, a row per engine, then
+// the notes that qualify them.
+func writeWorkloadTable(w io.Writer, workload string, outcomes []runOutcome) error {
+	best := 0.0
+	for _, o := range outcomes {
+		if o.Result != nil {
+			best = max(best, o.Result.TxnPerSec)
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n\n", workload)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "engine\ttxn/s\tops/s\tp50\tp95\tp99\tload\ton disk\tlogical/disk\tread/txn\twritten/txn\twrite amp\tpeak RSS\tcgroup peak\tvs best\t")
+	for _, o := range outcomes {
+		r := o.Result
+		if r == nil {
+			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", o.Engine)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%s\t%s\t%.1f s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			o.Engine, r.TxnPerSec, r.OpsPerSec,
+			formatMicros(r.P50us), formatMicros(r.P95us), formatMicros(r.P99us),
+			r.LoadSeconds, formatSize(r.DiskBytes), ratio(float64(r.LogicalBytes), float64(r.DiskBytes)),
+			formatSize(int64(r.DeviceReadPerTxn)), formatSize(int64(r.DeviceWritePerTxn)),
+			writeAmp(r), formatSize(r.PeakRSSBytes), cgroupPeak(r), ratio(r.TxnPerSec, best))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	writeNotes(w, outcomes)
+	return nil
+}
+
+// writeNotes prints what each engine ran with (its describe string) and the
+// notes: those every engine shares once, the others under their engine.
+func writeNotes(w io.Writer, outcomes []runOutcome) {
+	var results []*bench.Result
+	fmt.Fprintln(w)
+	for _, o := range outcomes {
+		if o.Result != nil {
+			results = append(results, o.Result)
+		} else {
+			fmt.Fprintf(w, "  %s failed: %s\n", o.Engine, firstLine(o.Err))
+		}
+	}
+	if len(results) == 0 {
+		return
+	}
+	common := slices.Clone(results[0].Notes)
+	for _, r := range results[1:] {
+		common = slices.DeleteFunc(common, func(n string) bool { return !slices.Contains(r.Notes, n) })
+	}
+	common = slices.Compact(common)
+	r0 := results[0]
+	fmt.Fprintf(w, "  %s, %d rows, %s keys, %d threads, %v measured after %v warm-up; read-ahead %s; page cache dropped before the run: %s\n",
+		r0.Spec.Dataset, r0.Spec.TableSize, r0.Spec.Distribution, r0.Spec.Threads, r0.Spec.Duration, r0.Spec.Warmup,
+		readAhead(r0.ReadAheadKB), yesNo(r0.CachesDropped))
+	for _, n := range common {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+	for _, r := range results {
+		if strings.HasPrefix(r.Describe, r.Spec.Engine+":") {
+			fmt.Fprintf(w, "  %s\n", r.Describe)
+		} else {
+			fmt.Fprintf(w, "  %s: %s\n", r.Spec.Engine, r.Describe)
+		}
+		for _, n := range r.Notes {
+			if !slices.Contains(common, n) {
+				fmt.Fprintf(w, "    %s\n", n)
+			}
+		}
+	}
+}
+
+// formatMicros prints a latency with three significant digits in µs, ms
+// or s.
+func formatMicros(us float64) string {
+	switch {
+	case us <= 0:
+		return "–"
+	case us < 1000:
+		return fmt.Sprintf("%.3gµs", us)
+	case us < 1e6:
+		return fmt.Sprintf("%.3gms", us/1e3)
+	}
+	return fmt.Sprintf("%.3gs", us/1e6)
+}
+
+func ratio(a, b float64) string {
+	if b <= 0 || a <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func writeAmp(r *bench.Result) string {
+	if r.UserWriteBytes == 0 || r.WriteAmp <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", r.WriteAmp)
+}
+
+func cgroupPeak(r *bench.Result) string {
+	if p, ok := r.Metrics[cgroupPeakMetric]; ok {
+		return formatSize(int64(p))
+	}
+	return "–"
+}
+
+func readAhead(kb int) string {
+	if kb < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d KiB", kb)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
