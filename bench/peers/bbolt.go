@@ -42,6 +42,9 @@ type boltEngine struct {
 	db      *bolt.DB
 	dir     string
 	applyMu sync.Mutex // serializes Update and guards db.NoSync
+
+	baseMu sync.Mutex
+	base   *bolt.Stats // at StartMeasurement
 }
 
 func openBolt(cfg bench.Config) (bench.Engine, string, error) {
@@ -64,8 +67,12 @@ func openBolt(cfg bench.Config) (bench.Engine, string, error) {
 		_ = db.Close()
 		return nil, "", fmt.Errorf("bbolt: create bucket: %w", err)
 	}
+	freelist := db.FreelistType
+	if freelist == "" {
+		freelist = bolt.FreelistArrayType // bbolt's default
+	}
 	desc := fmt.Sprintf("bbolt %s: no cache of its own (mmap and the OS page cache; cache budget %s ignored), page size %d, compression: none, freelist %s; commits with sync fsync pages then meta (NoSync off), load commits with NoSync then db.Sync",
-		ModuleVersion(bboltModule, bboltPinned), sizeString(cfg.CacheBytes), db.Info().PageSize, db.FreelistType)
+		ModuleVersion(bboltModule, bboltPinned), sizeString(cfg.CacheBytes), db.Info().PageSize, freelist)
 	return &boltEngine{db: db, dir: cfg.Dir}, desc, nil
 }
 
@@ -76,8 +83,8 @@ func (e *boltEngine) Get(key, dst []byte) ([]byte, bool, error) {
 		if b == nil {
 			return bolt.ErrBucketNotFound
 		}
-		// A cursor rather than Bucket.Get: Get returns nil for both an
-		// absent key and, in some versions, an empty value.
+		// A cursor rather than Bucket.Get, whose nil stands for an absent
+		// key and may stand for an empty value too.
 		k, v := b.Cursor().Seek(key)
 		if k != nil && bytes.Equal(k, key) {
 			found = true
@@ -161,19 +168,41 @@ func (e *boltEngine) Flush() error {
 	return nil
 }
 
+// StartMeasurement makes Metrics' counters cover the measured phase only
+// (bench.StartMeasurer).
+func (e *boltEngine) StartMeasurement() {
+	s := e.db.Stats()
+	e.baseMu.Lock()
+	e.base = &s
+	e.baseMu.Unlock()
+}
+
+// Notes states, for the results, that the cache budget does not bind
+// bbolt (bench.Noter).
+func (e *boltEngine) Notes() []string {
+	return []string{"bbolt has no cache of its own: it reads through mmap, so the OS page cache serves it, bounded only by the memory limit"}
+}
+
 func (e *boltEngine) Metrics() map[string]float64 {
 	s := e.db.Stats()
+	var b bolt.Stats
+	e.baseMu.Lock()
+	if e.base != nil {
+		b = *e.base
+	}
+	e.baseMu.Unlock()
 	m := map[string]float64{
-		"free_pages":      float64(s.FreePageN),
-		"pending_pages":   float64(s.PendingPageN),
-		"freelist_bytes":  float64(s.FreelistInuse),
-		"read_txns":       float64(s.TxN),
-		"pages_allocated": float64(s.TxStats.GetPageCount()),
-		"page_splits":     float64(s.TxStats.GetSplit()),
-		"write_seconds":   s.TxStats.GetWriteTime().Seconds(),
+		"freelist.free_pages":    float64(s.FreePageN),
+		"freelist.pending_pages": float64(s.PendingPageN),
+		"freelist.inuse_bytes":   float64(s.FreelistInuse),
+		"tx.read":                float64(s.TxN - b.TxN),
+		"tx.pages_allocated":     float64(s.TxStats.GetPageCount() - b.TxStats.GetPageCount()),
+		"tx.page_splits":         float64(s.TxStats.GetSplit() - b.TxStats.GetSplit()),
+		"tx.spills":              float64(s.TxStats.GetSpill() - b.TxStats.GetSpill()),
+		"tx.write_seconds":       (s.TxStats.GetWriteTime() - b.TxStats.GetWriteTime()).Seconds(),
 	}
 	if n, err := allocatedBytes(e.dir); err == nil {
-		m["disk_allocated_bytes"] = float64(n)
+		m["disk.allocated_bytes"] = float64(n)
 	}
 	return m
 }

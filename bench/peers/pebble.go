@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -31,7 +32,11 @@ const pebbleMemTable = 4 * mib
 // Durability: Apply commits a batch with pebble.Sync (WAL fsync, grouped
 // with concurrent committers) or pebble.NoSync; the WAL is always written.
 type pebbleEngine struct {
-	db *pebble.DB
+	db  *pebble.DB
+	dir string
+
+	baseMu sync.Mutex
+	base   *pebbleCounters // at StartMeasurement
 }
 
 // quietLogger drops Pebble's informational messages; errors go to stderr,
@@ -62,14 +67,17 @@ func openPebble(cfg bench.Config) (bench.Engine, string, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{},
 	}
+	// Fill in the defaults here (Open does it to a copy) so that Describe
+	// reports the compression actually in force.
+	opts.EnsureDefaults()
 	db, err := pebble.Open(cfg.Dir, opts)
 	if err != nil {
 		return nil, "", fmt.Errorf("pebble: open: %w", err)
 	}
-	desc := fmt.Sprintf("pebble %s: block cache %s (whole budget), memtable %s, compression %s (default), format %d (newest), WAL on; codec %q not applicable",
+	desc := fmt.Sprintf("pebble %s: block cache %s (whole budget), memtable %s, compression %s (default), format %d (newest), WAL on%s",
 		ModuleVersion(pebbleModule, pebblePinned), sizeString(budget), sizeString(pebbleMemTable),
-		compressionName(opts), pebble.FormatNewest, cfg.Codec)
-	return &pebbleEngine{db: db}, desc, nil
+		compressionName(opts), pebble.FormatNewest, codecNote(cfg.Codec))
+	return &pebbleEngine{db: db, dir: cfg.Dir}, desc, nil
 }
 
 // compressionName reports the compression the options in effect give L0
@@ -167,22 +175,63 @@ func (e *pebbleEngine) Flush() error {
 	return nil
 }
 
+// pebbleCounters are the cumulative counters Metrics reports as
+// differences from StartMeasurement.
+type pebbleCounters struct {
+	hits, misses, compactions, flushes int64
+}
+
+func (e *pebbleEngine) counters(m *pebble.Metrics) pebbleCounters {
+	return pebbleCounters{
+		hits:        m.BlockCache.Hits,
+		misses:      m.BlockCache.Misses,
+		compactions: m.Compact.Count,
+		flushes:     m.Flush.Count,
+	}
+}
+
+// StartMeasurement makes Metrics' counters cover the measured phase only
+// (bench.StartMeasurer).
+func (e *pebbleEngine) StartMeasurement() {
+	c := e.counters(e.db.Metrics())
+	e.baseMu.Lock()
+	e.base = &c
+	e.baseMu.Unlock()
+}
+
+// Notes states what the budget does not cover (bench.Noter).
+func (e *pebbleEngine) Notes() []string {
+	return []string{"pebble: the block cache (data, index and filter blocks) holds the budget; memtables (4 MiB, up to 2) are outside it; sstables are read with buffered pread, so the OS page cache holds them too, bounded only by the memory limit"}
+}
+
 func (e *pebbleEngine) Metrics() map[string]float64 {
 	m := e.db.Metrics()
-	bc := m.BlockCache
-	out := map[string]float64{
-		"block_cache_hits":   float64(bc.Hits),
-		"block_cache_misses": float64(bc.Misses),
-		"block_cache_bytes":  float64(bc.Size),
-		"block_cache_blocks": float64(bc.Count),
-		"read_amp":           float64(m.ReadAmp()),
-		"disk_space_bytes":   float64(m.DiskSpaceUsage()),
-		"compactions":        float64(m.Compact.Count),
-		"flushes":            float64(m.Flush.Count),
-		"memtable_bytes":     float64(m.MemTable.Size),
+	c := e.counters(m)
+	e.baseMu.Lock()
+	if e.base != nil {
+		b := *e.base
+		c.hits -= b.hits
+		c.misses -= b.misses
+		c.compactions -= b.compactions
+		c.flushes -= b.flushes
 	}
-	if t := bc.Hits + bc.Misses; t > 0 {
-		out["block_cache_hit_ratio"] = float64(bc.Hits) / float64(t)
+	e.baseMu.Unlock()
+	out := map[string]float64{
+		"block_cache.hits":   float64(c.hits),
+		"block_cache.misses": float64(c.misses),
+		"block_cache.bytes":  float64(m.BlockCache.Size),
+		"block_cache.blocks": float64(m.BlockCache.Count),
+		"lsm.read_amp":       float64(m.ReadAmp()),
+		"lsm.compactions":    float64(c.compactions),
+		"lsm.flushes":        float64(c.flushes),
+		"memtable.bytes":     float64(m.MemTable.Size),
+		"disk.space_bytes":   float64(m.DiskSpaceUsage()),
+	}
+	if t := c.hits + c.misses; t > 0 {
+		out["block_cache.hit_ratio"] = float64(c.hits) / float64(t)
+	}
+	if n, err := allocatedBytes(e.dir); err == nil {
+		out["disk.allocated_bytes"] = float64(n)
 	}
 	return out
 }

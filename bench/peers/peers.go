@@ -108,3 +108,12 @@ func allocatedBytes(dir string) (int64, error) {
 	})
 	return total, err
 }
+
+// codecNote is the remark a peer's Describe ends with when a Strata codec
+// was asked for: the peers keep their default compression.
+func codecNote(codec string) string {
+	if codec == "" {
+		return ""
+	}
+	return fmt.Sprintf("; codec %q is Strata's, not applied", codec)
+}
