@@ -97,7 +97,7 @@ func TestEventsDataset(t *testing.T) {
 		t.Fatal(err)
 	}
 	var page, v []byte
-	const rows = 20_000
+	const rows = 8000
 	for id := uint64(0); id < rows; id++ {
 		v = ds.AppendValue(v[:0], id, 0)
 		if len(v) < 300 || len(v) > 1700 {

@@ -433,6 +433,18 @@ func TestRunChildRoundTrip(t *testing.T) {
 	}
 }
 
+func TestCheck(t *testing.T) {
+	spec := testSpec(t, "bbolt", "ycsb_a") // an engine of the peers binary
+	if err := Check(spec); err != nil {
+		t.Errorf("valid spec with an engine registered elsewhere: %v", err)
+	}
+	spec.Workload, spec.Threads = "ycsb_z", 0
+	err := Check(spec)
+	if err == nil || !strings.Contains(err.Error(), "unknown workload") || !strings.Contains(err.Error(), "threads") {
+		t.Errorf("got %v, want both problems reported", err)
+	}
+}
+
 func TestRunChildErrors(t *testing.T) {
 	for _, in := range []string{"{not json", `{"engine":"nosuch"}`} {
 		var out bytes.Buffer

@@ -15,9 +15,11 @@ type plan struct {
 	notes   []string
 }
 
-// Check validates spec as Run would, without running anything.
+// Check validates spec as Run would, without running anything, except
+// that the engine need not be registered in this binary (the parent
+// checks specs whose engines live in the peers binary).
 func Check(spec RunSpec) error {
-	_, err := newPlan(spec)
+	_, err := validate(spec, false)
 	return err
 }
 
@@ -25,6 +27,10 @@ func Check(spec RunSpec) error {
 // and the workload's own distribution (sysbench's uniform, YCSB's zipfian,
 // latest for ycsb_d).
 func newPlan(spec RunSpec) (*plan, error) {
+	return validate(spec, true)
+}
+
+func validate(spec RunSpec, needEngine bool) (*plan, error) {
 	p := &plan{}
 	var errs []error
 	wl, err := lookupWorkload(spec.Workload)
@@ -47,9 +53,13 @@ func newPlan(spec RunSpec) (*plan, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	f, err := Lookup(spec.Engine)
-	if err != nil {
-		errs = append(errs, err)
+	var f Factory
+	if needEngine {
+		if f, err = Lookup(spec.Engine); err != nil {
+			errs = append(errs, err)
+		}
+	} else if spec.Engine == "" {
+		errs = append(errs, errors.New("bench: no engine"))
 	}
 	if spec.Threads < 1 {
 		errs = append(errs, fmt.Errorf("bench: %d threads: want at least 1", spec.Threads))

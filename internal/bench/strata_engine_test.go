@@ -19,6 +19,7 @@ func strataSpec(t *testing.T, workload string) RunSpec {
 func TestStrataEveryWorkload(t *testing.T) {
 	for _, name := range Workloads() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			res, err := Run(context.Background(), strataSpec(t, name), nil)
 			if err != nil {
 				t.Fatal(err)
