@@ -21,7 +21,7 @@ type mapEngine struct {
 type mapStore struct {
 	mu     sync.RWMutex
 	values map[string][]byte
-	keys   []string // sorted
+	keys   [][]byte // sorted
 	closed bool
 	// applies counts Apply calls and syncs the ones with sync set.
 	applies, syncs int
@@ -81,10 +81,10 @@ func (e *mapEngine) Get(key, dst []byte) ([]byte, bool, error) {
 func (e *mapEngine) Scan(start []byte, n int, fn func(k, v []byte) bool) error {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	i, _ := slices.BinarySearch(e.keys, string(start))
+	i, _ := slices.BinarySearchFunc(e.keys, start, bytes.Compare)
 	for ; i < len(e.keys) && n > 0; i, n = i+1, n-1 {
 		k := e.keys[i]
-		if !fn([]byte(k), e.values[k]) {
+		if !fn(k, e.values[string(k)]) {
 			break
 		}
 	}
@@ -102,17 +102,16 @@ func (e *mapEngine) Apply(ops []Op, sync bool) error {
 		e.syncs++
 	}
 	for _, op := range ops {
-		k := string(op.Key)
-		i, found := slices.BinarySearch(e.keys, k)
+		i, found := slices.BinarySearchFunc(e.keys, op.Key, bytes.Compare)
 		switch {
 		case op.Delete && found:
 			e.keys = slices.Delete(e.keys, i, i+1)
-			delete(e.values, k)
+			delete(e.values, string(op.Key))
 		case !op.Delete:
 			if !found {
-				e.keys = slices.Insert(e.keys, i, k)
+				e.keys = slices.Insert(e.keys, i, bytes.Clone(op.Key))
 			}
-			e.values[k] = bytes.Clone(op.Value)
+			e.values[string(op.Key)] = bytes.Clone(op.Value)
 		}
 	}
 	return nil
