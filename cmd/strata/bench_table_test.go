@@ -12,8 +12,8 @@ import (
 
 func tableResult(engine string, txns float64, notes ...string) *bench.Result {
 	return &bench.Result{
-		Spec:     bench.RunSpec{Engine: engine, Workload: "oltp_read_only", Dataset: "sysbench", Distribution: "uniform", TableSize: 1000, Threads: 2},
-		Describe: engine + ": cache 64 MiB",
+		Spec:      bench.RunSpec{Engine: engine, Workload: "oltp_read_only", Dataset: "sysbench", Distribution: "uniform", TableSize: 1000, Threads: 2},
+		Describe:  engine + ": cache 64 MiB",
 		TxnPerSec: txns, OpsPerSec: 14 * txns, P50us: 85, P95us: 1500, P99us: 2.5e6,
 		LoadSeconds: 12.34, LogicalBytes: 300 << 20, DiskBytes: 100 << 20,
 		DeviceReadPerTxn: 16384, DeviceWritePerTxn: 0, PeakRSSBytes: 200 << 20,
