@@ -61,17 +61,22 @@ func (v *barView) event(label string, ev bench.Event) {
 		if ev.Total > 0 {
 			total = (ev.Total + scale - 1) / scale
 		}
-		v.bar = progressbar.NewOptions64(total,
+		opts := []progressbar.Option{
 			progressbar.OptionSetWriter(v.w),
 			progressbar.OptionSetDescription(fmt.Sprintf("%-28s", label+" "+ev.Phase)),
-			progressbar.OptionSetItsString(unit),
 			progressbar.OptionShowCount(),
-			progressbar.OptionShowIts(),
 			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionSetPredictTime(ev.Phase == "load"),
+			progressbar.OptionThrottle(100 * time.Millisecond),
 			progressbar.OptionOnCompletion(func() { fmt.Fprintln(v.w) }),
-		)
+		}
+		if ev.Phase == "load" {
+			// Rows per second and the time left say something about a
+			// load; a timed phase's bar is its own clock.
+			opts = append(opts, progressbar.OptionSetItsString(unit), progressbar.OptionShowIts(), progressbar.OptionSetPredictTime(true))
+		} else {
+			opts = append(opts, progressbar.OptionSetPredictTime(false))
+		}
+		v.bar = progressbar.NewOptions64(total, opts...)
 	}
 	v.bar.Set64(ev.Done / scale)
 }
