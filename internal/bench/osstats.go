@@ -61,7 +61,8 @@ func parseProcIO(b []byte) (procIO, error) {
 	return io, nil
 }
 
-// dirSize is the total size of the regular files under dir.
+// dirSize is the space the regular files under dir occupy on the device
+// (allocated blocks where the system reports them).
 func dirSize(dir string) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -75,7 +76,7 @@ func dirSize(dir string) (int64, error) {
 		if err != nil {
 			return err
 		}
-		total += info.Size()
+		total += allocatedSize(info)
 		return nil
 	})
 	if err != nil {
