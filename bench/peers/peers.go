@@ -9,11 +9,8 @@ package peers
 
 import (
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"runtime/debug"
 	"sync"
-	"syscall"
 )
 
 // Module paths and the versions pinned in go.mod, the fallback when the
@@ -80,33 +77,6 @@ func sizeString(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-// allocatedBytes is the space the files under dir occupy on the device
-// (st_blocks), not their apparent size: Badger preallocates sparse value
-// log and memtable files (2 GiB and 2×MemTableSize apparent) and bbolt
-// grows its file ahead of use, so apparent sizes overstate them.
-func allocatedBytes(dir string) (int64, error) {
-	var total int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			total += st.Blocks * 512
-		} else {
-			total += info.Size()
-		}
-		return nil
-	})
-	return total, err
 }
 
 // codecNote is the remark a peer's Describe ends with when a Strata codec
