@@ -46,8 +46,14 @@ const badgerMemTable = 8 * mib
 // which flushes the memtables to L0 and truncates the preallocated value
 // log, and opens it again; mu keeps operations out meanwhile. The caches
 // are cold afterwards. Badger preallocates sparse files (value log 2 GiB,
-// memtable WAL 16 MiB apparent): the metric disk_allocated_bytes counts
-// allocated blocks.
+// memtable WAL 16 MiB apparent): the metric disk.allocated_bytes counts
+// allocated blocks. (Scan holds mu's read lock while it calls fn: fn must
+// not call the engine back while a Flush may be waiting.)
+//
+// Batch size: a transaction holds at most 15% of a memtable (1.2 MiB of
+// keys and values, Options.maxBatchSize); a larger Apply fails with
+// badger.ErrTxnTooBig instead of being split, as Apply is atomic. The
+// runner's batches (1000 rows) stay well below it.
 type badgerEngine struct {
 	mu   sync.RWMutex // write-locked while Flush reopens db
 	db   *badger.DB
