@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -81,7 +82,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, f benchFlags) error
 		for _, e := range engines {
 			spec := tmpl
 			spec.Engine, spec.Workload = e, w
-			res, err := r.runFresh(ctx, spec)
+			res, err := r.runReusing(ctx, spec)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -150,6 +151,7 @@ type benchRunner struct {
 	view       progressView
 	children   int
 	tempDirs   []string // removed by close
+	engineDirs []string // engines' data directories, removed by close
 }
 
 func newBenchRunner(stderr io.Writer, f benchFlags) (*benchRunner, error) {
@@ -198,34 +200,28 @@ func (r *benchRunner) close() {
 	if r.removeWork {
 		os.RemoveAll(r.workDir)
 	}
-	for _, d := range r.tempDirs {
+	for _, d := range append(r.tempDirs, r.engineDirs...) {
 		os.RemoveAll(d)
 	}
 }
 
-// runFresh runs spec in a new directory, removed afterwards unless --keep.
-func (r *benchRunner) runFresh(ctx context.Context, spec bench.RunSpec) (*bench.Result, error) {
-	dir := filepath.Join(r.workDir, spec.Engine+"-"+spec.Workload)
-	if err := makeFreshDir(dir); err != nil {
-		return nil, err
-	}
-	if !r.keep {
-		defer os.RemoveAll(dir)
-	}
-	spec.Config.Dir = dir
-	return r.run(ctx, spec)
-}
-
-// makeFreshDir creates dir, refusing to run on top of an earlier run's
-// data (or anything else) rather than deleting it.
-func makeFreshDir(dir string) error {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("%s exists and is not empty (an earlier run kept with --keep?): remove it or choose another --dir", dir)
-	}
+// runReusing runs spec in the engine's directory under the work
+// directory. The data loaded there by an earlier workload (of this run, or
+// of an earlier run kept with --keep in the same --dir) is reused when it
+// is the same data set with the same storage options; otherwise the child
+// reloads it. Workloads run in the order given, so a writing workload's
+// changes are seen by the ones after it (the results say so in a note).
+// The directories are removed by close unless --keep.
+func (r *benchRunner) runReusing(ctx context.Context, spec bench.RunSpec) (*bench.Result, error) {
+	dir := filepath.Join(r.workDir, spec.Engine)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
-	return nil
+	if !r.keep && !slices.Contains(r.engineDirs, dir) {
+		r.engineDirs = append(r.engineDirs, dir)
+	}
+	spec.Config.Dir, spec.Reuse = dir, true
+	return r.run(ctx, spec)
 }
 
 // run runs spec (whose Config.Dir is set) in a child process.

@@ -130,16 +130,18 @@ func formatShare(r float64) string {
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
-// The default memory limit of a child: the engine's cache, a quarter more
-// for the bookkeeping that grows with it (frame tables, index blocks,
-// memtables sized from the budget), and a fixed allowance for the Go
-// runtime, code, and the benchmark's own buffers. In a cgroup the OS page
-// cache the child fills counts against it too, which is the point: an
-// engine reading through the page cache gets no more memory than one
-// doing direct I/O.
+// The default memory limit of a child: the engine's cache plus a fixed
+// allowance for the Go runtime, code, memtables and the benchmark's own
+// buffers (measured: Strata's process is ~30 MiB beyond its cache, Badger's
+// memtables take up to 40 MiB). In a cgroup the OS page cache the child
+// fills counts against it too, which is the point: an engine reading
+// through the page cache gets no more memory than one doing direct I/O. A
+// generous allowance would hand the peers a second cache that Strata,
+// which bypasses the page cache, cannot use (a 1.25 × cache + 256 MiB rule
+// gave bbolt 260 MiB of page cache next to Strata's 16 MiB cache).
 const (
-	memLimitCacheFactor = 1.25
-	memLimitAllowance   = 256 << 20
+	memLimitCacheFactor = 1.0
+	memLimitAllowance   = 96 << 20
 	// goMemLimitFraction of the memory limit becomes the child's GOMEMLIMIT,
 	// the same for every engine, leaving the rest for non-heap memory
 	// (stacks, mmap, page cache) before the kernel's limit is hit.

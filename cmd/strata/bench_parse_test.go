@@ -73,7 +73,7 @@ func TestParseShare(t *testing.T) {
 }
 
 func TestMemLimitRule(t *testing.T) {
-	if got, want := defaultMemLimit(64<<20), int64(80<<20+256<<20); got != want {
+	if got, want := defaultMemLimit(64<<20), int64(64<<20+96<<20); got != want {
 		t.Errorf("defaultMemLimit(64 MiB) = %s, want %s", formatSize(got), formatSize(want))
 	}
 	if got := goMemLimit(1000 << 20); got != 800<<20 {

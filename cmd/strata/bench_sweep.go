@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,18 +24,18 @@ type sweepCmdFlags struct {
 }
 
 // sweepParams are the parameters bench sweep can vary, with their default
-// values. reuse marks those that do not change the data on disk, so that
-// one load serves every point.
+// values and axis labels. Those that do not change the data on disk (r,
+// cache) reuse one load for every point: the runner compares what is on
+// disk with what a point needs.
 var sweepParams = map[string]struct {
 	defaults string
-	reuse    bool
 	axis     string
 }{
-	"r":           {"0,0.1,0.2,0.3,0.5,0.7,0.9,auto", true, "compressed share R of the cache"},
-	"cache":       {"16MiB,32MiB,64MiB,128MiB,256MiB", true, "cache (MiB)"},
-	"codec":       {"none,lz4,zstd", false, "codec"},
-	"page-size":   {"4KiB,8KiB,16KiB,32KiB", false, "page size (KiB)"},
-	"fill-factor": {"50,70,90,100", false, "fill factor (%)"},
+	"r":           {"0,0.1,0.2,0.3,0.5,0.7,0.9,auto", "compressed share R of the cache"},
+	"cache":       {"16MiB,32MiB,64MiB,128MiB,256MiB", "cache (MiB)"},
+	"codec":       {"none,lz4,zstd", "codec"},
+	"page-size":   {"4KiB,8KiB,16KiB,32KiB", "page size (KiB)"},
+	"fill-factor": {"50,70,90,100", "fill factor (%)"},
 }
 
 func newBenchSweepCommand() *cobra.Command {
@@ -136,24 +135,13 @@ func runBenchSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlag
 	defer r.close()
 	fmt.Fprintf(stderr, "strata bench sweep: %s on %s, %s = %s; work directory %s\n",
 		tmpl.Engine, tmpl.Workload, f.param, strings.Join(values, ", "), r.workDir)
-	shared := filepath.Join(r.workDir, tmpl.Engine+"-"+tmpl.Workload+"-"+f.param)
-	if param.reuse {
-		if err := makeFreshDir(shared); err != nil {
-			return err
-		}
-		if !r.keep {
-			defer os.RemoveAll(shared)
-		}
-	}
+	// Every point runs in the engine's directory: a parameter that does
+	// not change the data on disk (R, cache size) reuses the first
+	// point's load; one that does (codec, page size, fill factor) makes
+	// the child reload.
 	failed := 0
 	for i := range points {
-		var res *bench.Result
-		if param.reuse {
-			specs[i].Config.Dir, specs[i].Reuse = shared, i > 0
-			res, err = r.run(ctx, specs[i])
-		} else {
-			res, err = r.runFresh(ctx, specs[i])
-		}
+		res, err := r.runReusing(ctx, specs[i])
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
