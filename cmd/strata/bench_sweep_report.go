@@ -89,6 +89,9 @@ func writeSweepTable(w io.Writer, param string, points []benchSweepPoint) error 
 		}
 		outcomes = append(outcomes, o)
 	}
+	if param == "r" {
+		writeSweepModel(w, points)
+	}
 	writeNotes(w, outcomes)
 	return nil
 }
@@ -168,6 +171,11 @@ func plotBenchSweep(path, title, param, axis string, points []benchSweepPoint) e
 		}
 		tput.NominalX(names...)
 		hits.NominalX(names...)
+	}
+	if param == "r" {
+		if err := addModelLine(tput, points, colorOf[tput]+1); err != nil {
+			return err
+		}
 	}
 	tput.Y.Min = 0
 	tput.Y.Max *= 1.05 // room above an auto-R level at the top

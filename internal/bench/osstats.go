@@ -66,6 +66,11 @@ func parseProcIO(b []byte) (procIO, error) {
 func dirSize(dir string) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		// An engine compacting in the background deletes files while
+		// they are counted: a file gone is a file that takes no space.
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -73,6 +78,9 @@ func dirSize(dir string) (int64, error) {
 			return nil
 		}
 		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -231,6 +231,8 @@ func storeMetrics(m map[string]float64, s, b pagestore.Stats) {
 		m["store.mean_disk_read_us"] = float64((s.DiskReadTime - b.DiskReadTime).Nanoseconds()) / float64(reads) / 1e3
 	}
 	m["store.compression_ratio"] = s.CompressionRatio
+	m["store.logical_bytes"] = float64(s.LogicalBytes) // the model's data size DS
+	m["store.stored_bytes"] = float64(s.StoredBytes)
 	m["store.physical_bytes"] = float64(s.PhysicalBytes)
 	m["store.garbage_bytes"] = float64(s.GarbageBytes)
 	for _, c := range s.Codecs {
