@@ -15,6 +15,9 @@ type Tx struct {
 	writable bool
 	done     bool
 	writes   uint64 // Set and Delete calls, so iterators notice them
+	// failed is the error of a write the batch took but the tree did not
+	// (fully) apply: the two disagree, so Update must not commit.
+	failed error
 }
 
 var errTxDone = errors.New("strata: transaction has finished")
@@ -28,6 +31,8 @@ var ErrTxChanged = errors.New("strata: transaction changed under its iterator")
 
 // Update runs fn in a read-write transaction: it sees its own writes, and
 // commits them atomically if fn returns nil (discarding them otherwise).
+// A Set or Delete that failed ends the transaction's writes: Update then
+// discards them and returns that error, even if fn ignored it.
 // Transactions are serializable: one read-write transaction runs at a
 // time, as in bbolt; readers never wait for it.
 func (db *DB) Update(fn func(tx *Tx) error) error {
@@ -45,6 +50,9 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 	db.mu.RUnlock()
 	err := fn(tx)
 	tx.done = true
+	if err == nil && tx.failed != nil {
+		err = tx.failed
+	}
 	if err != nil || tx.batch.n == 0 {
 		db.abort(tx.bt)
 		db.writeMu.Unlock()
@@ -130,7 +138,11 @@ func (tx *Tx) Set(key, value []byte) error {
 	if err := tx.batch.Set(key, value); err != nil {
 		return err
 	}
-	return tx.bt.Put(key, value)
+	if err := tx.bt.Put(key, value); err != nil {
+		tx.failed = tx.db.readErr(err)
+		return tx.failed
+	}
+	return nil
 }
 
 // Delete removes key within the transaction.
@@ -142,8 +154,11 @@ func (tx *Tx) Delete(key []byte) error {
 	if err := tx.batch.Delete(key); err != nil {
 		return err
 	}
-	_, err := tx.bt.Delete(key)
-	return err
+	if _, err := tx.bt.Delete(key); err != nil {
+		tx.failed = tx.db.readErr(err)
+		return tx.failed
+	}
+	return nil
 }
 
 func (tx *Tx) writeCheck() error {
@@ -153,5 +168,5 @@ func (tx *Tx) writeCheck() error {
 	if !tx.writable {
 		return ErrReadOnly
 	}
-	return nil
+	return tx.failed
 }

@@ -3,7 +3,9 @@ package strata
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stratadb/strata/internal/vfs"
@@ -110,4 +112,81 @@ func TestTxIterator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestReviewUpdateFailedWrite: a Set that the batch took but the tree
+// could not apply (a read error on a page not in the cache) must not be
+// committed when fn ignores its error. Otherwise the WAL record holds the
+// write while the tree does not: the database shows one state and
+// recovers another after a crash.
+func TestReviewUpdateFailedWrite(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := memOptions(fs)
+	opts.CacheSize = 256 << 10
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	key := func(i int) []byte { return []byte(fmt.Sprintf("key%05d", i)) }
+	const n = 3000
+	b := db.NewBatch()
+	for i := 0; i < n; i++ {
+		v := make([]byte, 300)
+		for j := range v {
+			v[j] = byte(rng.Uint32())
+		}
+		b.Set(key(i), v)
+	}
+	if err := b.Commit(Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = Open("db", opts); err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	fs.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpRead && fail.Load() {
+			return vfs.InjectedError(op, path)
+		}
+		return nil
+	})
+	var failed []byte
+	err = db.Update(func(tx *Tx) error {
+		fail.Store(true)
+		defer fail.Store(false)
+		for i := 0; i < n; i++ {
+			if err := tx.Set(key(i), []byte("new")); err != nil {
+				failed = key(i)
+				return nil // ignored
+			}
+		}
+		return nil
+	})
+	fs.SetInjector(nil)
+	if failed == nil {
+		t.Fatal("no write failed: every page was cached")
+	}
+	if err == nil || !errors.Is(err, vfs.ErrInjected) {
+		t.Errorf("Update after a failed Set of %s returned %v, want the read error", failed, err)
+	}
+	now := scanAll(t, db)
+	if err := db.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	ropts := memOptions(fs.CrashClone(vfs.CrashDropUnsynced, nil))
+	ropts.CacheSize = opts.CacheSize
+	db2, err := Open("db", ropts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recovered := scanAll(t, db2)
+	if fmt.Sprint(now) != fmt.Sprint(recovered) {
+		t.Errorf("%s is %.8q before a crash and %.8q after recovery", failed, now[string(failed)], recovered[string(failed)])
+	}
+	db2.Close()
+	db.Close()
 }
