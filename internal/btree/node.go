@@ -178,6 +178,9 @@ func cellEnd(b []byte, off int, kind uint8) (int, error) {
 		off += k
 		vlen = vf >> 1
 		if vf&1 == 1 {
+			if vlen > MaxValueSize {
+				return 0, errors.New("overflow value longer than the value limit")
+			}
 			vlen = overflowRef
 		}
 		if vlen > uint64(len(b)) {

@@ -94,6 +94,9 @@ var errChain = errors.New("overflow chain does not match its value's length")
 // during the call). The chain must hold exactly length bytes in the number
 // of pages that needs: a loop, a short or a long chain is corruption.
 func (t *Tree) walkChain(first PageID, length int, fn func(id PageID, part []byte)) error {
+	if length > MaxValueSize {
+		return fmt.Errorf("btree: value at page %d: %w: length %d", first, ErrCorruptNode, length)
+	}
 	id, left := first, length
 	for pages := t.chainLen(length); pages > 0; pages-- {
 		if id == 0 {
@@ -132,6 +135,9 @@ func (t *Tree) readValue(dst, v []byte, overflow bool, length int) ([]byte, erro
 		return append(dst, v...), nil
 	}
 	first := PageID(binary.LittleEndian.Uint64(v))
+	if length > MaxValueSize {
+		return dst, fmt.Errorf("btree: value at page %d: %w: length %d", first, ErrCorruptNode, length)
+	}
 	dst = slices.Grow(dst, length)
 	err := t.walkChain(first, length, func(_ PageID, part []byte) { dst = append(dst, part...) })
 	return dst, err

@@ -238,3 +238,49 @@ func TestVerifyOverflowPage(t *testing.T) {
 		t.Errorf("reserved byte: %v", err)
 	}
 }
+
+// TestReviewOverflowHugeLength: a leaf cell whose overflow length is
+// beyond MaxValueSize is corruption. The load-time check rejects it, and
+// a read never tries to allocate that length (which panics, or for a
+// length below Go's allocation limit kills the process out of memory).
+func TestReviewOverflowHugeLength(t *testing.T) {
+	tr, _, pool := newTestTree(t, 4096, 1<<20, 1)
+	tx := tr.Begin(0, 1)
+	if err := tx.Put([]byte("big"), bigValue(1, 3*tr.overflowCapacity())); err != nil {
+		t.Fatal(err)
+	}
+	root, _, err := tx.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := pool.Get(root, bufferpool.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := leafCells(node(pg.Data()), nil)
+	if len(cells) != 1 || !cells[0].overflow {
+		t.Fatalf("leaf cells %+v", cells)
+	}
+	c := leafCell{key: bytes.Clone(cells[0].key), value: bytes.Clone(cells[0].value), overflow: true, length: 1 << 62}
+	if err := encodeLeaf(pg.Data(), []leafCell{c}, 1); err != nil {
+		t.Fatal(err)
+	}
+	page := bytes.Clone(pg.Data())
+	pg.Release()
+	if err := VerifyPage(root, page); !errors.Is(err, ErrCorruptNode) {
+		t.Errorf("VerifyPage of a leaf with a 2^62-byte overflow value: %v", err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("Get panicked: %v", r)
+			}
+		}()
+		if _, _, err := tr.Get(root, []byte("big"), nil); !errors.Is(err, ErrCorruptNode) {
+			t.Errorf("Get: %v, want ErrCorruptNode", err)
+		}
+	}()
+	if err := tr.Walk(root, func(PageID) {}); !errors.Is(err, ErrCorruptNode) {
+		t.Errorf("Walk: %v, want ErrCorruptNode", err)
+	}
+}
