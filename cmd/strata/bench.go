@@ -200,8 +200,18 @@ func (r *benchRunner) close() {
 	if r.removeWork {
 		os.RemoveAll(r.workDir)
 	}
-	for _, d := range append(r.tempDirs, r.engineDirs...) {
+	for _, d := range r.tempDirs {
 		os.RemoveAll(d)
+	}
+	// An engine directory that existed before the run and was not strata
+	// bench's (the child refused it) is someone's data: only directories
+	// the children marked as theirs, or left empty, are removed.
+	for _, d := range r.engineDirs {
+		if bench.OwnsDir(d) {
+			os.RemoveAll(d)
+		} else {
+			os.Remove(d)
+		}
 	}
 }
 

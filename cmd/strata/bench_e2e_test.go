@@ -111,3 +111,22 @@ func containsNote(notes []string, sub string) bool {
 	}
 	return false
 }
+
+// TestReviewBenchKeepsForeignDir: with --dir naming a directory that
+// already holds a directory named after an engine (a checkout called
+// strata, say), the child refuses to use it, and the runner must not
+// delete it either when it cleans up.
+func TestReviewBenchKeepsForeignDir(t *testing.T) {
+	f := tinyBench(t)
+	f.workloads, f.memLimit = "oltp_point_select", "none"
+	precious := filepath.Join(f.dir, "strata", "precious.txt")
+	must(t, os.MkdirAll(filepath.Dir(precious), 0o755))
+	must(t, os.WriteFile(precious, []byte("not strata bench's"), 0o644))
+	var stdout, stderr bytes.Buffer
+	if err := runBench(context.Background(), &stdout, &stderr, f); err == nil {
+		t.Errorf("bench ran in a directory it did not create:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(precious); err != nil {
+		t.Errorf("strata bench deleted a directory it did not create: %v", err)
+	}
+}

@@ -111,6 +111,13 @@ func removeLoadMarker(dir string) error {
 	return nil
 }
 
+// OwnsDir reports whether dir is a directory strata bench made its own
+// (it holds the owner file), whose contents it may delete.
+func OwnsDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, ownerFile))
+	return err == nil
+}
+
 // prepareFreshDir makes dir an empty bench directory: it creates it, or
 // empties one that strata bench created earlier. It refuses to touch a
 // non-empty directory it did not create.
