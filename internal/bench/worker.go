@@ -31,21 +31,24 @@ type worker struct {
 	keyBufs [maxBatchOps][]byte
 	valBufs [maxBatchOps][]byte
 
-	// Measured-phase counters.
-	ops, txns, userWriteBytes int64
-	hist                      histogram
+	// Measured-phase counters. misses are point reads that found no row.
+	ops, txns, userWriteBytes, misses int64
+	hist                              histogram
 }
 
 func (w *worker) resetCounters() {
-	w.ops, w.txns, w.userWriteBytes = 0, 0, 0
+	w.ops, w.txns, w.userWriteBytes, w.misses = 0, 0, 0, 0
 	w.hist.reset()
 }
 
 func (w *worker) get(id uint64) error {
 	w.keyBuf = w.ds.AppendKey(w.keyBuf[:0], id)
-	v, _, err := w.eng.Get(w.keyBuf, w.getBuf[:0])
+	v, found, err := w.eng.Get(w.keyBuf, w.getBuf[:0])
 	if err != nil {
 		return fmt.Errorf("bench: get %d: %w", id, err)
+	}
+	if !found {
+		w.misses++
 	}
 	w.getBuf = v
 	w.ops++
