@@ -134,10 +134,10 @@ func (tx *Tx) Set(key, value []byte) error {
 	if err := tx.writeCheck(); err != nil {
 		return err
 	}
-	tx.writes++
 	if err := tx.batch.Set(key, value); err != nil {
-		return err
+		return err // refused before any change: open iterators stay valid
 	}
+	tx.writes++
 	if err := tx.bt.Put(key, value); err != nil {
 		tx.failed = tx.db.readErr(err)
 		return tx.failed
@@ -150,10 +150,10 @@ func (tx *Tx) Delete(key []byte) error {
 	if err := tx.writeCheck(); err != nil {
 		return err
 	}
-	tx.writes++
 	if err := tx.batch.Delete(key); err != nil {
 		return err
 	}
+	tx.writes++
 	if _, err := tx.bt.Delete(key); err != nil {
 		tx.failed = tx.db.readErr(err)
 		return tx.failed

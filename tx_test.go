@@ -190,3 +190,33 @@ func TestReviewUpdateFailedWrite(t *testing.T) {
 	db2.Close()
 	db.Close()
 }
+
+// TestTxIteratorSurvivesRefusedWrite: a write refused before it changes
+// anything (empty key) leaves the transaction's iterators valid.
+func TestTxIteratorSurvivesRefusedWrite(t *testing.T) {
+	db, err := Open("db", memOptions(vfs.NewMem()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Set([]byte("a"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *Tx) error {
+		it, err := tx.NewIter(nil)
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		if err := tx.Set(nil, []byte("x")); !errors.Is(err, ErrEmptyKey) {
+			t.Errorf("empty key: %v", err)
+		}
+		if !it.First() || string(it.Key()) != "a" {
+			t.Errorf("iterator after a refused write: valid %v, err %v", it.Valid(), it.Error())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

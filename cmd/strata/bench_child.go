@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/stratadb/strata/internal/bench"
 	"github.com/stratadb/strata/internal/bench/hostenv"
@@ -42,6 +43,10 @@ type childProcess struct {
 
 func (c *childProcess) run(ctx context.Context) (*bench.Result, error) {
 	cmd := exec.CommandContext(ctx, c.bin, bench.ChildCommand)
+	// On Ctrl-C the child gets SIGTERM, closes its engine and reports;
+	// only a child that does not exit within the grace period is killed.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
 	if c.limits.GoMemLimit > 0 {
 		cmd.Env = append(withoutEnv(os.Environ(), "GOMEMLIMIT"), "GOMEMLIMIT="+strconv.FormatInt(c.limits.GoMemLimit, 10))
 	}

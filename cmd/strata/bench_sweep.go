@@ -154,7 +154,9 @@ func runBenchSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlag
 		points[i].Result = res
 	}
 
-	writeSweepTable(stdout, f.param, points)
+	if err := writeSweepTable(stdout, f.param, points); err != nil {
+		return err
+	}
 	b, err := json.MarshalIndent(benchSweepReport{Host: currentHost(), Param: f.param, Points: points}, "", "  ")
 	if err != nil {
 		return err
