@@ -213,7 +213,6 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	}
 	m["pool.evictions"] = float64(p.Evictions - b.Evictions)
 	m["pool.demotions"] = float64(p.Demotions - b.Demotions)
-	m["pool.free_demotions"] = float64(p.FreeDemotions - b.FreeDemotions)
 	m["pool.promotions"] = float64(p.Promotions - b.Promotions)
 	m["pool.flushes"] = float64(p.Flushes - b.Flushes)
 	m["pool.free_buffer_waits"] = float64(p.FreeBufferWaits - b.FreeBufferWaits)

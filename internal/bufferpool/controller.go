@@ -87,10 +87,10 @@ type controller struct {
 	ghostHitsC    int64
 	adjustments   int64
 	// Evidence accumulated since the last decision.
-	pendUonC, pendUonMiss, pendConMiss                     int64
-	pendDemotions, pendHitsC, pendSkipped, pendSkippedFree int64
+	pendUonC, pendUonMiss, pendConMiss    int64
+	pendDemotions, pendHitsC, pendSkipped int64
 	// Evidence for switching the compressed tier off or on.
-	gateDem, gateHits, gateSkipped, gateSkippedFree, gateConMiss int64
+	gateDem, gateHits, gateSkipped, gateConMiss int64
 }
 
 const (
@@ -176,7 +176,6 @@ func (p *Pool) adjust() {
 		c.pendDemotions += pt.st.ctlDemotions.Swap(0)
 		c.pendHitsC += pt.st.ctlHitsC.Swap(0)
 		c.pendSkipped += pt.st.ctlSkipped.Swap(0)
-		c.pendSkippedFree += pt.st.ctlSkippedFree.Swap(0)
 	}
 	c.tDisk.fold(p.timing.disk.take())
 	c.tDecom.fold(p.timing.decom.take())
@@ -197,19 +196,15 @@ func (p *Pool) adjust() {
 		c.gateDem += c.pendDemotions
 		c.gateHits += c.pendHitsC
 		c.gateSkipped += c.pendSkipped
-		c.gateSkippedFree += c.pendSkippedFree
 		c.gateConMiss += c.pendConMiss
 	}
-	c.pendDemotions, c.pendHitsC, c.pendSkipped, c.pendSkippedFree = 0, 0, 0, 0
+	c.pendDemotions, c.pendHitsC, c.pendSkipped = 0, 0, 0
 	turnover := int64(max(4*minGhostEvents, images))
 	switch {
 	case auto && !p.demoting.Load():
 		// Compressed tier off: should it come back? The C-ghost holds
 		// the pages evicted since, as if demoted.
-		// Evictions of pages unmodified since they were read would have
-		// reused their read image: they count for the turnover, not
-		// for the cost.
-		if c.gateSkipped+c.gateSkippedFree < turnover {
+		if c.gateSkipped < turnover {
 			break
 		}
 		if float64(c.gateConMiss)*c.tDisk.v > 1.25*float64(c.gateSkipped)*c.tComp.v {
@@ -217,13 +212,13 @@ func (p *Pool) adjust() {
 			r = c.minShare
 			p.opts.Logger.Info("bufferpool: compressed tier on", "misses_it_would_serve", c.gateConMiss, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
 		}
-		c.gateSkipped, c.gateSkippedFree, c.gateConMiss = 0, 0, 0
+		c.gateSkipped, c.gateConMiss = 0, 0
 	case auto && c.gateDem >= turnover && c.tDisk.valid && c.tComp.valid:
 		off := float64(c.gateHits)*c.tDisk.v < float64(c.gateDem)*c.tComp.v
 		c.gateDem, c.gateHits = 0, 0
 		if off {
 			p.demoting.Store(false)
-			c.gateSkipped, c.gateSkippedFree, c.gateConMiss = 0, 0, 0
+			c.gateSkipped, c.gateConMiss = 0, 0
 			r = 0
 			p.opts.Logger.Info("bufferpool: compressed tier off", "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
 			break

@@ -37,28 +37,15 @@ type desc struct {
 	flushing atomic.Bool
 	codec    codec.ID
 	frame    int32 // frame index, or -1
-	// chunk is the first chunk of the image, or -1. A page in a frame
-	// may keep an image too (a shadow): the compressed bytes it was read
-	// from, while it is unmodified, so that demoting it needs no
-	// compression. MarkDirty drops the shadow.
-	chunk int32
-	// readClean: the page in the frame is as read (from disk or from its
-	// image), not modified since, so its demotion could reuse that image.
-	// Guarded by mu.
-	readClean bool
-	imgLen    int32
-	gen       uint32 // bumped each time the page becomes an image (see imgQueue)
+	chunk    int32 // first chunk of the image, or -1
+	imgLen   int32
+	gen      uint32 // bumped each time the page becomes an image (see imgQueue)
 }
 
 // coldInsert makes misses enter the frame CLOCK with the reference bit
 // clear. A variable only so the scan-resistance test can measure the
 // alternative.
 var coldInsert = true
-
-// keepReadImages makes frames keep the compressed image they were read
-// from (see keepShadow). A variable only so that tests can make every
-// demotion compress.
-var keepReadImages = true
 
 const (
 	descChunkLen   = 256
@@ -136,8 +123,6 @@ type partStats struct {
 	ghostUonC, ghostUonMiss, ghostConMiss atomic.Int64 // controller inputs, reset each interval
 	totalGhostU, totalGhostC              atomic.Int64
 	ctlDemotions, ctlHitsC, ctlSkipped    atomic.Int64 // controller inputs, reset each interval
-	freeDemotions                         atomic.Int64 // demotions of frames with a shadow image
-	ctlSkippedFree                        atomic.Int64 // controller input: skipped demotions that would have been free
 }
 
 func newPartition(p *Pool, budget int) (*partition, error) {
@@ -415,12 +400,9 @@ func (pt *partition) promote(id PageID, di int32, f int32, mode Mode) (Page, boo
 	}
 
 	pt.mu.Lock()
-	if err != nil || !keepReadImages || !pt.pool.demoting.Load() || pt.chunksUsed > pt.chunkTarget {
-		pt.freeChain(first)
-		d.chunk, d.imgLen = -1, 0
-		pt.images--
-	} // else the image stays as the frame's shadow: demoting it again is free
-	d.readClean = true
+	pt.freeChain(first)
+	d.chunk, d.imgLen = -1, 0
+	pt.images--
 	if err != nil {
 		// Images come from verified disk reads or our own compression,
 		// so this is a bug or memory corruption; never hand out the bytes.
@@ -475,23 +457,17 @@ func (pt *partition) miss(id PageID, f int32, mode Mode) (Page, bool, error) {
 	if err == nil && pt.pool.opts.Verify != nil {
 		err = pt.pool.opts.Verify(id, pt.frameData(f))
 	}
+	if img.Data != nil && cap(img.Data) <= cap(*bp) {
+		*bp = img.Data[:0]
+	}
+	pt.pool.scratch.Put(bp)
 	if err != nil {
-		if img.Data != nil && cap(img.Data) <= cap(*bp) {
-			*bp = img.Data[:0]
-		}
-		pt.pool.scratch.Put(bp)
 		pt.st.loadErrors.Add(1)
 		pt.mu.Lock()
 		pt.abortLoad(di, f)
 		return Page{}, false, fmt.Errorf("bufferpool: read page %d: %w", id, err)
 	}
 	pt.mu.Lock()
-	d.readClean = true
-	pt.keepShadow(d, img.Codec, img.Data)
-	if img.Data != nil && cap(img.Data) <= cap(*bp) {
-		*bp = img.Data[:0]
-	}
-	pt.pool.scratch.Put(bp)
 	d.state.Store(stFrame)
 	pt.signalLoadDone()
 	pt.mu.Unlock()
@@ -547,7 +523,6 @@ func (pt *partition) newPage(id PageID) (Page, error) {
 	d.pins.Store(1)
 	d.ref.Store(true)
 	d.dirty.Store(true)
-	d.readClean = false
 	pt.dirty.Add(1)
 	d.state.Store(stFrame)
 	pt.table[id] = di
@@ -596,7 +571,6 @@ func (pt *partition) drop(id PageID) error {
 		if d.dirty.Swap(false) {
 			pt.dirty.Add(-1)
 		}
-		pt.dropShadow(d)
 		pt.frameDesc[d.frame] = -1
 		pt.releaseFrame(d.frame)
 		d.frame = -1
@@ -737,27 +711,12 @@ func (pt *partition) demote(di, f int32) {
 	d := pt.desc(di)
 	pt.ghostU.add(d.id)
 	pt.st.evictFrames.Add(1)
-	if d.chunk >= 0 {
-		// The frame kept the image it was read from (a shadow): the
-		// page becomes that image without compressing anything.
-		if pt.pool.demoting.Load() && pt.chunksUsed <= pt.chunkTarget {
-			pt.imageFromFrame(d, f)
-			pt.st.demotions.Add(1)
-			pt.st.freeDemotions.Add(1)
-			return
-		}
-		pt.dropShadow(d)
-	}
 	if !pt.pool.demoting.Load() {
 		// The compressed tier is off (demotion cost more than it saved):
 		// remember the page as if it had been demoted and evicted, so that
 		// compressed-ghost hits keep measuring what the tier would earn.
 		pt.ghostC.add(d.id)
-		if d.readClean {
-			pt.st.ctlSkippedFree.Add(1) // would have kept its read image
-		} else {
-			pt.st.ctlSkipped.Add(1)
-		}
+		pt.st.ctlSkipped.Add(1)
 	} else if pt.chunkTarget*chunkSize >= 2*pt.ps {
 		d.state.Store(stDemoting)
 		pt.mu.Unlock()
@@ -770,8 +729,16 @@ func (pt *partition) demote(di, f int32) {
 			if first := pt.allocChain(len(img), pt.ps); first >= 0 {
 				pt.writeChain(first, img)
 				d.chunk, d.imgLen, d.codec = first, int32(len(img)), used
+				d.frame = -1
+				d.gen++
+				d.ref.Store(false) // enters the image CLOCK cold
+				d.state.Store(stImage)
+				pt.pushImg(imgRef{di, d.gen})
 				pt.images++
-				pt.imageFromFrame(d, f)
+				pt.frameDesc[f] = -1
+				pt.releaseFrame(f)
+				pt.latches[f].Unlock()
+				pt.signalLoadDone()
 				pt.st.demotions.Add(1)
 				pt.st.ctlDemotions.Add(1)
 				pt.pool.scratch.Put(bp)
@@ -786,51 +753,6 @@ func (pt *partition) demote(di, f int32) {
 	pt.retire(di)
 	pt.latches[f].Unlock()
 	pt.signalLoadDone()
-}
-
-// imageFromFrame turns the page of descriptor d, whose image is in place,
-// from frame f (latched exclusively by the caller) into an image: the frame
-// is freed and unlatched. Called with mu held.
-func (pt *partition) imageFromFrame(d *desc, f int32) {
-	di := pt.frameDesc[f]
-	d.frame = -1
-	d.gen++
-	d.ref.Store(false) // enters the image CLOCK cold
-	d.state.Store(stImage)
-	pt.pushImg(imgRef{di, d.gen})
-	pt.frameDesc[f] = -1
-	pt.releaseFrame(f)
-	pt.latches[f].Unlock()
-	pt.signalLoadDone()
-}
-
-// keepShadow keeps img, the compressed image page d was just read from, as
-// the shadow of its frame, if the compressed tier is on and has room
-// within its target (allocChain evicts images to make it) and the image
-// is compressed at all. A memcpy here replaces a compression at demotion.
-// Called with mu held.
-func (pt *partition) keepShadow(d *desc, c codec.ID, img []byte) {
-	if !keepReadImages || c == codec.None || len(img) == 0 || len(img) > pt.ps || !pt.pool.demoting.Load() || pt.chunkTarget*chunkSize < 2*pt.ps {
-		return
-	}
-	first := pt.allocChain(len(img), 0)
-	if first < 0 {
-		return
-	}
-	pt.writeChain(first, img)
-	d.chunk, d.imgLen, d.codec = first, int32(len(img)), c
-	pt.images++
-}
-
-// dropShadow frees the shadow image of a page in a frame. Called with mu
-// held.
-func (pt *partition) dropShadow(d *desc) {
-	if d.chunk < 0 {
-		return
-	}
-	pt.freeChain(d.chunk)
-	d.chunk, d.imgLen = -1, 0
-	pt.images--
 }
 
 // evictImage runs the image CLOCK and drops one image. It reports whether

@@ -163,12 +163,6 @@ func (pg Page) MarkDirty() {
 	d := pg.part.desc(pg.d)
 	if !d.dirty.Swap(true) {
 		pg.part.dirty.Add(1)
-		// The page no longer matches the image it was read from.
-		pt := pg.part
-		pt.mu.Lock()
-		d.readClean = false
-		pt.dropShadow(d)
-		pt.mu.Unlock()
 	}
 }
 

@@ -42,11 +42,8 @@ type Stats struct {
 	FrameTarget                       int64 // frames the uncompressed tier may hold
 	ImageTargetBytes                  int64
 
-	Evictions int64 // frames evicted (demoted or dropped)
-	Demotions int64 // frames moved to the compressed tier
-	// FreeDemotions are the demotions that reused the image the page was
-	// read from (kept while the page was unmodified) instead of compressing.
-	FreeDemotions    int64
+	Evictions        int64 // frames evicted (demoted or dropped)
+	Demotions        int64 // frames compressed into the compressed tier
 	Promotions       int64 // images decompressed into frames (= compressed hits)
 	ImageEvictions   int64
 	DirtyPages       int64
@@ -73,7 +70,6 @@ func (p *Pool) Stats() Stats {
 		st.Misses += s.misses.Load()
 		st.Evictions += s.evictFrames.Load()
 		st.Demotions += s.demotions.Load()
-		st.FreeDemotions += s.freeDemotions.Load()
 		st.Promotions += s.promotions.Load()
 		st.ImageEvictions += s.evictImages.Load()
 		st.Flushes += s.flushes.Load()
