@@ -14,7 +14,8 @@ type Batch struct {
 	db  *DB
 	ops []byte // encoded as in the WAL record
 	n   int
-	err error
+	// sets and deletes count the writes by kind, for Stats.
+	sets, deletes int
 }
 
 const (
@@ -39,6 +40,7 @@ func (b *Batch) Set(key, value []byte) error {
 	b.ops = binary.AppendUvarint(b.ops, uint64(len(value)))
 	b.ops = append(b.ops, value...)
 	b.n++
+	b.sets++
 	return nil
 }
 
@@ -54,6 +56,7 @@ func (b *Batch) Delete(key []byte) error {
 	b.ops = binary.AppendUvarint(b.ops, uint64(len(key)))
 	b.ops = append(b.ops, key...)
 	b.n++
+	b.deletes++
 	return nil
 }
 
@@ -71,7 +74,7 @@ func (b *Batch) checkRoom(n int) error {
 func (b *Batch) Len() int { return b.n }
 
 // Reset empties the batch for reuse.
-func (b *Batch) Reset() { b.ops, b.n = b.ops[:0], 0 }
+func (b *Batch) Reset() { b.ops, b.n, b.sets, b.deletes = b.ops[:0], 0, 0, 0 }
 
 // WriteOptions choose a commit's durability.
 type WriteOptions struct {
@@ -93,7 +96,11 @@ func (b *Batch) Commit(opts *WriteOptions) error {
 	if b.n == 0 {
 		return nil
 	}
-	return b.db.commit(b.ops, opts, nil)
+	if err := b.db.commit(b, opts); err != nil {
+		return err
+	}
+	b.db.st.batches.Add(1)
+	return nil
 }
 
 var errBadBatch = errors.New("malformed batch record")

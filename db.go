@@ -100,6 +100,12 @@ type opStats struct {
 	gets, sets, deletes, batches, txs, iters, checkpoints atomic.Int64
 }
 
+// countWrites counts a committed batch's writes.
+func (s *opStats) countWrites(b *Batch) {
+	s.sets.Add(int64(b.sets))
+	s.deletes.Add(int64(b.deletes))
+}
+
 // Open opens the database in dir, creating it if dir does not exist or is
 // empty, and recovers it after a crash.
 func Open(dir string, o *Options) (*DB, error) {
@@ -219,7 +225,7 @@ func (db *DB) open() error {
 			tx = db.tree.Begin(db.root, db.txid+1)
 		}
 		if err := applyOps(tx, payload); err != nil {
-			return fmt.Errorf("%w: WAL record %d: %v", ErrCorrupt, lsn, err)
+			return replayErr(lsn, err)
 		}
 		replayed++
 		inGroup++
@@ -250,6 +256,21 @@ func (db *DB) open() error {
 		return err
 	}
 	return db.collectOrphans()
+}
+
+// replayErr classifies an error met while applying WAL record lsn: a
+// record that does not decode, or holds a write the tree refuses (the
+// commit checked it), is corruption; anything else (an I/O error, a
+// corrupt page) keeps its own error chain.
+func replayErr(lsn uint64, err error) error {
+	if errors.Is(err, errBadBatch) || errors.Is(err, btree.ErrEmptyKey) ||
+		errors.Is(err, btree.ErrKeyTooLarge) || errors.Is(err, btree.ErrValueTooLarge) {
+		return fmt.Errorf("%w: WAL record %d: %w", ErrCorrupt, lsn, err)
+	}
+	if errors.Is(err, pagestore.ErrCorrupt) || errors.Is(err, btree.ErrCorruptNode) {
+		return fmt.Errorf("%w: replay WAL record %d: %w", ErrCorrupt, lsn, err)
+	}
+	return fmt.Errorf("strata: replay WAL record %d: %w", lsn, err)
 }
 
 // applyOps applies an encoded batch to a tree transaction.
@@ -359,8 +380,7 @@ func (db *DB) Set(key, value []byte) error {
 	if err := b.Set(key, value); err != nil {
 		return err
 	}
-	db.st.sets.Add(1)
-	return b.Commit(nil)
+	return db.commit(&b, nil)
 }
 
 // Delete removes key; deleting an absent key is not an error.
@@ -369,16 +389,14 @@ func (db *DB) Delete(key []byte) error {
 	if err := b.Delete(key); err != nil {
 		return err
 	}
-	db.st.deletes.Add(1)
-	return b.Commit(nil)
+	return db.commit(&b, nil)
 }
 
-// commit logs and applies encoded ops as one transaction. If tx is not nil
-// the ops were already applied to it (Update); otherwise a transaction is
-// made here. The WAL record is written before the new version becomes
-// visible, and (if durable commits are asked for) the fsync happens after
-// the writer lock is released, so concurrent committers share it.
-func (db *DB) commit(ops []byte, opts *WriteOptions, tx *btree.Tx) error {
+// commit logs and applies a batch as one transaction. The WAL record is
+// written before the new version becomes visible, and (if durable commits
+// are asked for) the fsync happens after the writer lock is released, so
+// concurrent committers share it.
+func (db *DB) commit(b *Batch, opts *WriteOptions) error {
 	if db.closed.Load() {
 		return ErrClosed
 	}
@@ -387,12 +405,12 @@ func (db *DB) commit(ops []byte, opts *WriteOptions, tx *btree.Tx) error {
 		db.writeMu.Unlock()
 		return db.failed
 	}
-	err := db.commitLocked(ops, tx)
+	err := db.commitLocked(b.ops, nil)
 	db.writeMu.Unlock()
 	if err != nil {
 		return err
 	}
-	db.st.batches.Add(1)
+	db.st.countWrites(b)
 	if (opts != nil && opts.Sync) || db.opts.Sync == SyncAlways {
 		if err := db.log.Sync(); err != nil {
 			return fmt.Errorf("strata: sync WAL: %w", err)

@@ -8,6 +8,12 @@ import (
 
 // Stats are the database's counters and the lower layers' statistics.
 type Stats struct {
+	// Gets counts point reads (DB.Get and Has). Sets and Deletes count
+	// committed writes, however they were made (Set, Delete, batches,
+	// Update transactions); a write that failed or was discarded is not
+	// counted. Batches counts committed Batch.Commit calls, Transactions
+	// committed Update transactions that wrote something, Iterators the
+	// iterators opened, Checkpoints the checkpoints completed.
 	Gets, Sets, Deletes, Batches, Transactions, Iterators, Checkpoints int64
 	// TxID is the last committed transaction; Snapshots the open ones.
 	TxID      uint64

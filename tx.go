@@ -2,6 +2,7 @@ package strata
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/stratadb/strata/internal/btree"
 )
@@ -31,44 +32,75 @@ var ErrTxChanged = errors.New("strata: transaction changed under its iterator")
 
 // Update runs fn in a read-write transaction: it sees its own writes, and
 // commits them atomically if fn returns nil (discarding them otherwise).
-// A Set or Delete that failed ends the transaction's writes: Update then
-// discards them and returns that error, even if fn ignored it.
+//
+// A write the transaction refuses before changing anything (an empty or
+// too large key or value, a transaction over ErrBatchTooLarge) returns its
+// error to fn and leaves the transaction as it was: if fn goes on and
+// returns nil, its other writes commit. A write that failed part-way (an
+// I/O error or corruption met while changing the tree) ends the
+// transaction: every later write returns that error, and Update discards
+// the transaction and returns it even if fn ignored it.
+//
+// If fn panics, the transaction is discarded and the panic goes on up to
+// Update's caller; the database stays usable.
+//
 // Transactions are serializable: one read-write transaction runs at a
-// time, as in bbolt; readers never wait for it.
+// time, as in bbolt; readers never wait for it. fn must not call the DB's
+// own write methods (Set, Delete, Batch.Commit, Update, Checkpoint): they
+// wait for the transaction that is running them, and never return.
 func (db *DB) Update(fn func(tx *Tx) error) error {
 	if db.closed.Load() {
 		return ErrClosed
 	}
+	committed, err := db.update(fn)
+	if err != nil || !committed {
+		return err
+	}
+	db.maybeCheckpoint()
+	if db.opts.Sync == SyncAlways {
+		// Outside writeMu, so that concurrent committers share the fsync.
+		if err := db.log.Sync(); err != nil {
+			return fmt.Errorf("strata: sync WAL: %w", err)
+		}
+	}
+	return nil
+}
+
+// update runs fn and commits its writes under writeMu (taken and released
+// here, also when fn panics). It reports whether anything was committed.
+func (db *DB) update(fn func(tx *Tx) error) (committed bool, err error) {
 	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
 	if db.failed != nil {
-		db.writeMu.Unlock()
-		return db.failed
+		return false, db.failed
 	}
 	db.mu.RLock()
 	tx := &Tx{db: db, writable: true, batch: Batch{db: db}}
 	tx.bt = db.tree.Begin(db.root, db.txid+1)
 	db.mu.RUnlock()
-	err := fn(tx)
-	tx.done = true
-	if err == nil && tx.failed != nil {
-		err = tx.failed
+	handedOver := false // to commitLocked, which aborts on its own failures
+	defer func() {
+		tx.done = true
+		if !handedOver {
+			db.abort(tx.bt)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return false, err
 	}
-	if err != nil || tx.batch.n == 0 {
-		db.abort(tx.bt)
-		db.writeMu.Unlock()
-		return err
+	if tx.failed != nil {
+		return false, tx.failed
 	}
-	err = db.commitLocked(tx.batch.ops, tx.bt)
-	db.writeMu.Unlock()
-	if err != nil {
-		return err
+	if tx.batch.n == 0 {
+		return false, nil
+	}
+	handedOver = true
+	if err := db.commitLocked(tx.batch.ops, tx.bt); err != nil {
+		return false, err
 	}
 	db.st.txs.Add(1)
-	db.maybeCheckpoint()
-	if db.opts.Sync == SyncAlways {
-		return db.log.Sync()
-	}
-	return nil
+	db.st.countWrites(&tx.batch)
+	return true, nil
 }
 
 // View runs fn in a read-only transaction over a snapshot.
