@@ -114,8 +114,23 @@ func Open(dir string, o *Options) (*DB, error) {
 		return nil, err
 	}
 	fs := opts.fs
-	if names, err := fs.List(dir); err == nil && len(names) > 0 && !slices.Contains(names, "CHECKPOINT") {
+	names, err := fs.List(dir)
+	exists := err == nil && len(names) > 0
+	if exists && !slices.Contains(names, "CHECKPOINT") {
 		return nil, fmt.Errorf("%w: %s holds files but no CHECKPOINT", ErrNotDatabase, dir)
+	}
+	// Check every option before anything touches the directory. An
+	// existing database keeps its page size, known once it is open; the
+	// smallest page size is the weakest test of the cache size then.
+	ps := opts.PageSize
+	switch {
+	case ps == 0 && exists:
+		ps = pagestore.MinPageSize
+	case ps == 0:
+		ps = pagestore.DefaultPageSize
+	}
+	if err := opts.poolOptions().Validate(ps); err != nil {
+		return nil, fmt.Errorf("strata: %w", err)
 	}
 	store, err := pagestore.Open(dir, pagestore.Options{FS: fs, PageSize: opts.PageSize, Codec: c, DisableDirectIO: opts.DisableDirectIO, Logger: opts.Logger})
 	if err != nil {
@@ -151,14 +166,7 @@ func wrapOpenErr(dir string, err error) error {
 }
 
 func (db *DB) open() error {
-	pool, err := bufferpool.New(db.store, bufferpool.Options{CacheSize: db.opts.CacheSize, FixedShare: db.opts.FixedShare,
-		CompressedShare: db.opts.CompressedShare, Partitions: db.opts.Partitions, Logger: db.opts.Logger,
-		Verify: func(id bufferpool.PageID, page []byte) error {
-			if id == 0 {
-				return nil // the meta page, checked by decodeMeta
-			}
-			return btree.VerifyPage(id, page)
-		}})
+	pool, err := bufferpool.New(db.store, db.opts.poolOptions())
 	if err != nil {
 		return fmt.Errorf("strata: %w", err)
 	}

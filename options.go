@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/stratadb/strata/internal/btree"
+	"github.com/stratadb/strata/internal/bufferpool"
 	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/pagestore"
 	"github.com/stratadb/strata/internal/vfs"
@@ -63,6 +65,18 @@ type Options struct {
 
 	// fs replaces the file system (tests: the crashable MemFS).
 	fs vfs.FS
+}
+
+// poolOptions are the buffer pool's options for o (defaults filled in).
+func (o *Options) poolOptions() bufferpool.Options {
+	return bufferpool.Options{CacheSize: o.CacheSize, FixedShare: o.FixedShare,
+		CompressedShare: o.CompressedShare, Partitions: o.Partitions, Logger: o.Logger,
+		Verify: func(id bufferpool.PageID, page []byte) error {
+			if id == 0 {
+				return nil // the meta page, checked by decodeMeta
+			}
+			return btree.VerifyPage(id, page)
+		}}
 }
 
 func (o *Options) withDefaults() (Options, codec.Codec, error) {

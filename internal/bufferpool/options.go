@@ -83,6 +83,12 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// Validate reports whether New would accept o (with its defaults filled
+// in) for a store of pageSize-byte pages, without creating anything.
+func (o Options) Validate(pageSize int) error {
+	return o.withDefaults().validate(pageSize)
+}
+
 func (o Options) validate(pageSize int) error {
 	if pageSize%osPageSize != 0 {
 		// Frames give memory back to the kernel a whole frame at a time;
@@ -91,6 +97,9 @@ func (o Options) validate(pageSize int) error {
 	}
 	if math.IsNaN(o.CompressedShare) || math.IsNaN(o.MinShare) || math.IsNaN(o.DirtyLimit) {
 		return fmt.Errorf("bufferpool: NaN in options")
+	}
+	if o.ControllerInterval < 0 {
+		return fmt.Errorf("bufferpool: controller interval %v is negative", o.ControllerInterval)
 	}
 	if o.CompressedShare < 0 || o.CompressedShare > 1 {
 		return fmt.Errorf("bufferpool: compressed share %v not in [0, 1]", o.CompressedShare)

@@ -1,0 +1,52 @@
+package strata
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// TestOpenRefusesBadOptionsWithoutCreating: every invalid option is
+// refused before Open touches the directory, so no database is left behind.
+func TestOpenRefusesBadOptionsWithoutCreating(t *testing.T) {
+	bad := map[string]func(o *Options){
+		"share NaN":        func(o *Options) { o.CompressedShare = math.NaN() },
+		"share +Inf":       func(o *Options) { o.CompressedShare = math.Inf(1) },
+		"share -Inf fixed": func(o *Options) { o.CompressedShare, o.FixedShare = math.Inf(-1), true },
+		"share 1.5":        func(o *Options) { o.CompressedShare = 1.5 },
+		"partitions 3":     func(o *Options) { o.Partitions = 3 },
+		"partitions -2":    func(o *Options) { o.Partitions = -2 },
+		"cache too small":  func(o *Options) { o.CacheSize = 4096 },
+		"cache negative":   func(o *Options) { o.CacheSize = -1 },
+		"fill factor 5":    func(o *Options) { o.FillFactor = 5 },
+		"page size 5000":   func(o *Options) { o.PageSize = 5000 },
+		"codec":            func(o *Options) { o.Codec = "nope" },
+		"sync mode":        func(o *Options) { o.Sync = 7 },
+	}
+	for name, mutate := range bad {
+		t.Run(name, func(t *testing.T) {
+			fs := vfs.NewMem()
+			o := memOptions(fs)
+			mutate(o)
+			if db, err := Open("db", o); err == nil {
+				db.Close()
+				t.Fatal("Open accepted the options")
+			}
+			if names, err := fs.List("db"); err == nil && len(names) > 0 {
+				t.Fatalf("refused Open left files behind: %v", names)
+			}
+		})
+	}
+	// The same on the real file system, with the default page size.
+	dir := filepath.Join(t.TempDir(), "db")
+	if _, err := Open(dir, &Options{CompressedShare: math.NaN()}); err == nil {
+		t.Fatal("Open accepted a NaN share")
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(dir)
+		t.Fatalf("refused Open created %s (%d entries)", dir, len(entries))
+	}
+}
