@@ -320,16 +320,36 @@ func branchCells(n node, dst []branchCell) []branchCell {
 // splitPoint returns how many of cells stay in the left node when they no
 // longer fit one page: the left node is filled to fill (a fraction of the
 // page) — document 001's fill factor, which for sequential inserts leaves
-// every page that full — and at least one cell goes each way. size(i) is
-// cell i's size, pageSize the page size.
+// every page that full — and at least one cell goes each way. The point
+// then moves as far as needed for both halves to fit a page: with cells
+// of up to half a page (a key and an inline value of a quarter page each),
+// a small fill factor would otherwise leave a right half over a page.
+// size(i) is cell i's size, pageSize the page size. For a branch, whose
+// cell k moves up to the parent, the halves are smaller still.
 func splitPoint(count int, size func(i int) int, pageSize int, fill float64) int {
 	budget := int(fill * float64(pageSize))
-	used := nodeHeaderSize
+	total := 0
 	for i := 0; i < count; i++ {
+		total += size(i)
+	}
+	k, left := count-1, 0 // left: the bytes of cells [0, k)
+	for i, used := 0, nodeHeaderSize; i < count; i++ {
 		used += size(i)
 		if used > budget {
-			return min(max(i, 1), count-1)
+			k = min(max(i, 1), count-1)
+			break
 		}
 	}
-	return count - 1
+	for i := 0; i < k; i++ {
+		left += size(i)
+	}
+	for k < count-1 && nodeHeaderSize+total-left > pageSize {
+		left += size(k)
+		k++
+	}
+	for k > 1 && nodeHeaderSize+left > pageSize {
+		k--
+		left -= size(k)
+	}
+	return k
 }

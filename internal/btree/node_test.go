@@ -157,6 +157,26 @@ func TestSplitPointFillFactor(t *testing.T) {
 	if got := splitPoint(2, func(int) int { return 10000 }, 16384, 0.5); got != 1 {
 		t.Errorf("two huge cells: split at %d, want 1", got)
 	}
+	// A small fill factor with a half-page cell early on: the split point
+	// moves right until the right half fits.
+	sizes := []int{20, 8200}
+	for len(sizes) < 80 {
+		sizes = append(sizes, 110)
+	}
+	for _, fill := range []float64{0.1, 0.3, 0.5, 0.75, 1} {
+		k := splitPoint(len(sizes), func(i int) int { return sizes[i] }, 16384, fill)
+		left, right := nodeHeaderSize, nodeHeaderSize
+		for i, n := range sizes {
+			if i < k {
+				left += n
+			} else {
+				right += n
+			}
+		}
+		if left > 16384 || right > 16384 || k < 1 || k >= len(sizes) {
+			t.Errorf("fill %.2f: split at %d leaves %d and %d bytes", fill, k, left, right)
+		}
+	}
 }
 
 func FuzzCheckNode(f *testing.F) {
