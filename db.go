@@ -220,6 +220,16 @@ func (db *DB) open() error {
 	if first := db.log.FirstLSN(); first > db.lsn+1 {
 		return fmt.Errorf("%w: WAL starts at record %d, the checkpoint needs %d", ErrCorrupt, first, db.lsn+1)
 	}
+	if next := db.log.NextLSN(); next <= db.lsn {
+		// The log ends before the checkpoint (its files were removed):
+		// nothing is missing, since the checkpoint holds every record up
+		// to db.lsn, but new commits must be numbered after it, or
+		// recovery would take them for records the checkpoint has.
+		db.opts.Logger.Warn("strata: WAL ends before the checkpoint; continuing after it", "wal_next", next, "checkpoint_lsn", db.lsn)
+		if err := db.log.SkipTo(db.lsn + 1); err != nil {
+			return fmt.Errorf("strata: open WAL: %w", err)
+		}
+	}
 	// Redo the commits after the checkpoint, in order. Consecutive
 	// records are applied in one tree transaction (up to replayGroup of
 	// them): nothing reads the tree until Open returns, and a leaf changed
