@@ -78,6 +78,9 @@ type DB struct {
 	ckptTxid uint64 // txid of the last durable checkpoint
 	closed   atomic.Bool
 	failed   error // sticky: a commit half-applied (I/O error)
+	// freePage frees a page in the pool and the store (pool.FreePage;
+	// tests make it fail).
+	freePage func(btree.PageID) error
 	// walAtCkpt is the WAL's byte count (since Open) at the last checkpoint.
 	walAtCkpt atomic.Int64
 
@@ -98,6 +101,7 @@ type pendingFree struct {
 
 type opStats struct {
 	gets, sets, deletes, batches, txs, iters, checkpoints atomic.Int64
+	deferredFrees, orphansFreed                           atomic.Int64
 }
 
 // countWrites counts a committed batch's writes.
@@ -171,6 +175,7 @@ func (db *DB) open() error {
 		return fmt.Errorf("strata: %w", err)
 	}
 	db.pool = pool
+	db.freePage = pool.FreePage
 	db.tree = btree.New(pool, float64(db.opts.FillFactor)/100)
 	var m meta
 	if db.store.Stats().LivePages == 0 {
@@ -317,6 +322,7 @@ func (db *DB) collectOrphans() error {
 		freed++
 		return db.pool.FreePage(id)
 	})
+	db.st.orphansFreed.Store(int64(freed))
 	if err != nil {
 		return err
 	}
@@ -519,11 +525,12 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 func (db *DB) freePages(ids []btree.PageID, txid uint64) {
 	var retry []btree.PageID
 	for _, id := range ids {
-		if err := db.pool.FreePage(id); err != nil {
+		if err := db.freePage(id); err != nil {
 			db.opts.Logger.Warn("strata: free page deferred", "page", id, "err", err)
 			retry = append(retry, id)
 		}
 	}
+	db.st.deferredFrees.Add(int64(len(retry)))
 	if len(retry) > 0 {
 		db.mu.Lock()
 		db.pending = append(db.pending, pendingFree{txid: txid, ids: retry})
@@ -531,11 +538,14 @@ func (db *DB) freePages(ids []btree.PageID, txid uint64) {
 	}
 }
 
-// abort discards a transaction's new pages.
+// abort discards a transaction's new pages. No version ever used them, so
+// one that cannot be freed now waits in the pending list for the next
+// checkpoint, like any other deferred free.
 func (db *DB) abort(tx *btree.Tx) {
-	for _, id := range tx.Abort() {
-		_ = db.pool.FreePage(id)
-	}
+	db.mu.RLock()
+	txid := db.txid
+	db.mu.RUnlock()
+	db.freePages(tx.Abort(), txid)
 }
 
 // Sync makes every commit so far durable.

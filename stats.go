@@ -21,9 +21,15 @@ type Stats struct {
 	// PendingFreePages are pages of old versions waiting for snapshots to
 	// close or for the next checkpoint.
 	PendingFreePages int
-	Store            pagestore.Stats
-	Pool             bufferpool.Stats
-	WAL              wal.Stats
+	// DeferredFrees counts page frees that failed (a page pinned too
+	// long, an I/O error) and were queued for the next checkpoint;
+	// OrphansFreed is the number of pages no version reached that Open
+	// freed (pages of commits lost in a crash, or frees that never
+	// completed). After a clean Close it is 0 at the next Open.
+	DeferredFrees, OrphansFreed int64
+	Store                       pagestore.Stats
+	Pool                        bufferpool.Stats
+	WAL                         wal.Stats
 }
 
 // Stats returns a snapshot of the statistics.
@@ -36,6 +42,9 @@ func (db *DB) Stats() Stats {
 		Transactions: db.st.txs.Load(),
 		Iterators:    db.st.iters.Load(),
 		Checkpoints:  db.st.checkpoints.Load(),
+
+		DeferredFrees: db.st.deferredFrees.Load(),
+		OrphansFreed:  db.st.orphansFreed.Load(),
 	}
 	db.mu.RLock()
 	st.TxID = db.txid
