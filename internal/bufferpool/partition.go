@@ -120,6 +120,7 @@ type partStats struct {
 	evictFrames, demotions, promotions    atomic.Int64
 	evictImages, loadErrors               atomic.Int64
 	fbWaits, fbWaitNanos, flushes         atomic.Int64
+	checkpointWrites                      atomic.Int64
 	ghostUonC, ghostUonMiss, ghostConMiss atomic.Int64 // controller inputs, reset each interval
 	totalGhostU, totalGhostC              atomic.Int64
 	ctlDemotions, ctlHitsC, ctlSkipped    atomic.Int64 // controller inputs, reset each interval
@@ -936,7 +937,11 @@ func (pt *partition) flush(wait bool, limit int) error {
 						if d.dirty.Swap(false) {
 							pt.dirty.Add(-1)
 						}
-						pt.st.flushes.Add(1)
+						if wait {
+							pt.st.checkpointWrites.Add(1)
+						} else {
+							pt.st.flushes.Add(1)
+						}
 						written++
 					}
 				}

@@ -47,7 +47,8 @@ type Stats struct {
 	Promotions       int64 // images decompressed into frames (= compressed hits)
 	ImageEvictions   int64
 	DirtyPages       int64
-	Flushes          int64 // pages written back by the page cleaners
+	Flushes          int64 // pages written back by the page cleaners (in the background)
+	FlushAllWrites   int64 // pages written back by FlushAll (checkpoints, Close)
 	FreeBufferWaits  int64 // accesses that found no clean frame and waited
 	FreeBufferWaited time.Duration
 	LoadErrors       int64
@@ -73,6 +74,7 @@ func (p *Pool) Stats() Stats {
 		st.Promotions += s.promotions.Load()
 		st.ImageEvictions += s.evictImages.Load()
 		st.Flushes += s.flushes.Load()
+		st.FlushAllWrites += s.checkpointWrites.Load()
 		st.FreeBufferWaits += s.fbWaits.Load()
 		st.FreeBufferWaited += time.Duration(s.fbWaitNanos.Load())
 		st.LoadErrors += s.loadErrors.Load()

@@ -15,13 +15,20 @@ type codecCounters struct {
 	compressNanos   atomic.Int64
 	compressIn      atomic.Int64
 	compressOut     atomic.Int64
+	storedRaw       atomic.Int64
 	decompressions  atomic.Int64
 	decompressNanos atomic.Int64
 }
 
-func (c *codecCounters) compress(d time.Duration, in, out int) {
+// compress counts one compression of an in-byte page that took d: to out
+// bytes if kept, or stored raw (the codec did not shrink it enough).
+func (c *codecCounters) compress(d time.Duration, in, out int, kept bool) {
 	c.compressions.Add(1)
 	c.compressNanos.Add(int64(d))
+	if !kept {
+		c.storedRaw.Add(1)
+		return
+	}
 	c.compressIn.Add(int64(in))
 	c.compressOut.Add(int64(out))
 }
@@ -56,11 +63,20 @@ func (c *counters) diskRead(d time.Duration) {
 
 // CodecStats are the timings of one codec.
 type CodecStats struct {
-	Codec          codec.ID
-	Compressions   int64
-	CompressTime   time.Duration // total
-	CompressedIn   int64         // raw bytes compressed
-	CompressedOut  int64         // bytes they compressed to
+	Codec codec.ID
+	// Compressions and CompressTime count every page the codec
+	// compressed, whether the result was kept or not (the time is spent
+	// either way).
+	Compressions int64
+	CompressTime time.Duration // total
+	// CompressedIn and CompressedOut are the raw and compressed bytes of
+	// the pages stored compressed by this codec: their ratio is the
+	// codec's compression ratio on what it actually stores.
+	CompressedIn  int64
+	CompressedOut int64
+	// StoredRaw counts the pages the codec compressed too little (by
+	// less than 1/8) and that were stored uncompressed instead.
+	StoredRaw      int64
 	Decompressions int64
 	DecompressTime time.Duration // total
 }
@@ -183,6 +199,7 @@ func (s *Store) Stats() Stats {
 			CompressTime:   time.Duration(cc.compressNanos.Load()),
 			CompressedIn:   cc.compressIn.Load(),
 			CompressedOut:  cc.compressOut.Load(),
+			StoredRaw:      cc.storedRaw.Load(),
 			Decompressions: cc.decompressions.Load(),
 			DecompressTime: time.Duration(cc.decompressNanos.Load()),
 		}

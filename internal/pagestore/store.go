@@ -224,7 +224,9 @@ func (s *Store) WritePage(id PageID, page []byte) (codec.ID, int, error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("pagestore: compress page %d with %s: %w", id, s.codec, err)
 	}
-	s.stats.codec[s.codec.ID()].compress(time.Since(start), len(page), len(img))
+	if s.codec.ID() != codec.None {
+		s.stats.codec[s.codec.ID()].compress(time.Since(start), len(page), len(img), used != codec.None)
+	}
 	*bp = img[:0]
 	if err := s.append(kindPage, id, used, img, uint32(len(page)), nil); err != nil {
 		return 0, 0, fmt.Errorf("pagestore: write page %d: %w", id, err)
