@@ -61,15 +61,25 @@ type DB struct {
 
 	// writeMu serializes writers (one at a time, as bbolt) and checkpoints.
 	writeMu sync.Mutex
-	// mu guards the current version, the snapshot registry and the
-	// pending frees; readers hold it shared while they read a version
-	// they have not registered.
+	// ops admits public operations and lets Close wait for them
+	// (inflight.go).
+	ops inflight
+	// cur is the current version, pinned by point reads without a lock
+	// (inflight.go); retired are replaced versions still being read.
+	cur atomic.Pointer[version]
+	// mu guards the current version's fields below, the snapshot
+	// registry, retired and the pending frees. It is held only briefly:
+	// no read holds it while reading pages.
 	mu      sync.RWMutex
+	retired []*version
 	root    btree.PageID
 	txid    uint64
 	lsn     uint64         // last WAL record applied
 	snaps   map[uint64]int // txid → open snapshots of that version
 	pending []pendingFree
+	// pendingFresh are replaced pages no durable tree uses, in txid
+	// order: free once no reader needs them.
+	pendingFresh []pendingFree
 	// fresh are the pages written since the last checkpoint: no durable
 	// tree uses them, so once replaced they can be freed as soon as no
 	// snapshot needs them — before the page cleaner spends a compression
@@ -142,6 +152,7 @@ func Open(dir string, o *Options) (*DB, error) {
 	}
 	db := &DB{dir: dir, opts: opts, store: store, snaps: make(map[uint64]int), fresh: make(map[btree.PageID]bool),
 		ckptKick: make(chan struct{}, 1), stop: make(chan struct{})}
+	db.ops.drain = sync.NewCond(&db.ops.mu)
 	if err := db.open(); err != nil {
 		if db.log != nil {
 			db.log.Close()
@@ -207,6 +218,9 @@ func (db *DB) open() error {
 		}
 	}
 	db.root, db.txid, db.lsn, db.ckptTxid = btree.PageID(m.root), m.txid, m.lsn, m.txid
+	db.mu.Lock()
+	db.installVersion(db.root, db.txid)
+	db.mu.Unlock()
 	wopts := wal.Options{FS: db.opts.fs, Logger: db.opts.Logger}
 	switch db.opts.Sync {
 	case SyncAlways:
@@ -351,18 +365,21 @@ func (db *DB) checkKV(key, value []byte, set bool) error {
 func (db *DB) MaxKeySize() int   { return db.tree.MaxKeySize() }
 func (db *DB) MaxValueSize() int { return db.tree.MaxValueSize() }
 
-// Get returns a copy of key's value, or ErrNotFound.
+// Get returns a copy of key's value, or ErrNotFound. It holds no lock
+// while it reads (a commit or a new snapshot never waits for it, however
+// long its value).
 func (db *DB) Get(key []byte) ([]byte, error) {
-	if db.closed.Load() {
-		return nil, ErrClosed
-	}
 	if len(key) == 0 {
 		return nil, ErrEmptyKey
 	}
+	if !db.enter() {
+		return nil, ErrClosed
+	}
+	defer db.leave()
 	db.st.gets.Add(1)
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	return db.getAt(db.root, key)
+	v := db.acquireVersion()
+	defer v.release()
+	return db.getAt(v.root, key)
 }
 
 func (db *DB) getAt(root btree.PageID, key []byte) ([]byte, error) {
@@ -421,9 +438,10 @@ func (db *DB) Delete(key []byte) error {
 // are asked for) the fsync happens after the writer lock is released, so
 // concurrent committers share it.
 func (db *DB) commit(b *Batch, opts *WriteOptions) error {
-	if db.closed.Load() {
+	if !db.enter() {
 		return ErrClosed
 	}
+	defer db.leave()
 	db.writeMu.Lock()
 	if db.failed != nil {
 		db.writeMu.Unlock()
@@ -491,31 +509,59 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 	db.mu.Lock()
 	txid := db.txid + 1
 	db.root, db.txid, db.lsn = newRoot, txid, lsn
+	db.installVersion(newRoot, txid)
 	for _, id := range tx.Created() {
 		db.fresh[id] = true
 	}
-	// Replaced pages that no durable tree uses can go now if no snapshot
-	// reads a version before this one; in-flight point reads hold mu
-	// shared, so taking it exclusively here has waited for them.
-	var now []btree.PageID
-	if len(db.snaps) == 0 {
-		kept := freed[:0]
-		for _, id := range freed {
-			if db.fresh[id] {
-				delete(db.fresh, id)
-				now = append(now, id)
-			} else {
-				kept = append(kept, id)
-			}
+	// Replaced pages that no durable tree uses (fresh) can go as soon as
+	// no snapshot and no point read in flight reads a version before this
+	// one; the others wait for a checkpoint too.
+	var fresh, durable []btree.PageID
+	for _, id := range freed {
+		if db.fresh[id] {
+			delete(db.fresh, id)
+			fresh = append(fresh, id)
+		} else {
+			durable = append(durable, id)
 		}
-		freed = kept
 	}
-	if len(freed) > 0 {
-		db.pending = append(db.pending, pendingFree{txid: txid, ids: freed})
+	if len(durable) > 0 {
+		db.pending = append(db.pending, pendingFree{txid: txid, ids: durable})
 	}
+	if len(fresh) > 0 {
+		db.pendingFresh = append(db.pendingFresh, pendingFree{txid: txid, ids: fresh})
+	}
+	now := db.takeReadyFreshLocked(db.oldestReadLocked())
 	db.mu.Unlock()
 	db.freePages(now, txid)
 	return nil
+}
+
+// oldestReadLocked is the txid of the oldest version that a snapshot, an
+// iterator or a point read in flight reads (the next txid if none). Pages
+// replaced by transaction t are needed by versions before t only. Called
+// with db.mu held.
+func (db *DB) oldestReadLocked() uint64 {
+	oldest := min(db.txid+1, db.pruneRetired())
+	for t := range db.snaps {
+		oldest = min(oldest, t)
+	}
+	return oldest
+}
+
+// takeReadyFreshLocked removes and returns the fresh pages no version
+// from oldest on needs. pendingFresh is in txid order. Called with db.mu
+// held.
+func (db *DB) takeReadyFreshLocked(oldest uint64) []btree.PageID {
+	var ready []btree.PageID
+	n := 0
+	for ; n < len(db.pendingFresh) && db.pendingFresh[n].txid <= oldest; n++ {
+		ready = append(ready, db.pendingFresh[n].ids...)
+	}
+	if n > 0 {
+		db.pendingFresh = slices.Delete(db.pendingFresh, 0, n)
+	}
+	return ready
 }
 
 // freePages frees pages no version needs any more. A page that cannot be
@@ -550,9 +596,10 @@ func (db *DB) abort(tx *btree.Tx) {
 
 // Sync makes every commit so far durable.
 func (db *DB) Sync() error {
-	if db.closed.Load() {
+	if !db.enter() {
 		return ErrClosed
 	}
+	defer db.leave()
 	return db.log.Sync()
 }
 
@@ -560,9 +607,10 @@ func (db *DB) Sync() error {
 // and truncates the WAL: recovery then starts from here. It runs in the
 // background whenever the WAL exceeds Options.CheckpointWAL.
 func (db *DB) Checkpoint() error {
-	if db.closed.Load() {
+	if !db.enter() {
 		return ErrClosed
 	}
+	defer db.leave()
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	return db.checkpointLocked()
@@ -608,11 +656,8 @@ func (db *DB) checkpointLocked() error {
 // no durable checkpoint can reach any more.
 func (db *DB) releaseFrees() error {
 	db.mu.Lock()
-	oldest := db.txid + 1 // the oldest version a snapshot reads
-	for t := range db.snaps {
-		oldest = min(oldest, t)
-	}
-	var ready []btree.PageID
+	oldest := db.oldestReadLocked()
+	ready := db.takeReadyFreshLocked(oldest)
 	keep := db.pending[:0]
 	for _, p := range db.pending {
 		// Pages replaced by transaction p.txid belong to versions before
@@ -645,12 +690,16 @@ func (db *DB) background() {
 	}
 }
 
-// Close checkpoints and closes the database. Open snapshots and iterators
-// must be closed first. Further calls return ErrClosed.
+// Close waits for the operations in flight (reads, commits, transactions,
+// iterator moves) to finish, checkpoints and closes the database. Later
+// calls of any method, also on snapshots and iterators still open, return
+// ErrClosed. Close snapshots and iterators first: Close does not wait for
+// those merely open.
 func (db *DB) Close() error {
 	if db.closed.Swap(true) {
 		return ErrClosed
 	}
+	db.waitInflight()
 	close(db.stop)
 	db.done.Wait()
 	db.writeMu.Lock()

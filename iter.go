@@ -52,6 +52,26 @@ func (it *Iterator) usable() bool {
 	return true
 }
 
+// begin admits a move of the iterator: it is usable and, unless it runs
+// inside a transaction (which holds the database open), the database is
+// not closed. Every begin that returns true is matched by end.
+func (it *Iterator) begin() bool {
+	if !it.usable() {
+		return false
+	}
+	if it.tx == nil && !it.db.enter() {
+		it.err, it.valid = ErrClosed, false
+		return false
+	}
+	return true
+}
+
+func (it *Iterator) end() {
+	if it.tx == nil {
+		it.db.leave()
+	}
+}
+
 // NewIter returns an iterator over the current state (it takes its own
 // snapshot, released by Close).
 func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
@@ -91,9 +111,10 @@ func (it *Iterator) inBounds() bool {
 
 // First moves to the first key in bounds.
 func (it *Iterator) First() bool {
-	if !it.usable() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	if it.lower != nil {
 		return it.settle(it.c.SeekGE(it.lower))
 	}
@@ -102,9 +123,10 @@ func (it *Iterator) First() bool {
 
 // Last moves to the last key in bounds.
 func (it *Iterator) Last() bool {
-	if !it.usable() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	if it.upper != nil {
 		return it.settle(it.c.SeekLT(it.upper))
 	}
@@ -113,9 +135,10 @@ func (it *Iterator) Last() bool {
 
 // SeekGE moves to the first key ≥ key (and in bounds).
 func (it *Iterator) SeekGE(key []byte) bool {
-	if !it.usable() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
@@ -124,9 +147,10 @@ func (it *Iterator) SeekGE(key []byte) bool {
 
 // SeekLT moves to the last key < key (and in bounds).
 func (it *Iterator) SeekLT(key []byte) bool {
-	if !it.usable() {
+	if !it.begin() {
 		return false
 	}
+	defer it.end()
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
@@ -135,17 +159,19 @@ func (it *Iterator) SeekLT(key []byte) bool {
 
 // Next moves to the next key.
 func (it *Iterator) Next() bool {
-	if !it.valid || !it.usable() {
+	if !it.valid || !it.begin() {
 		return false
 	}
+	defer it.end()
 	return it.settle(it.c.Next())
 }
 
 // Prev moves to the previous key.
 func (it *Iterator) Prev() bool {
-	if !it.valid || !it.usable() {
+	if !it.valid || !it.begin() {
 		return false
 	}
+	defer it.end()
 	return it.settle(it.c.Prev())
 }
 
@@ -165,9 +191,10 @@ func (it *Iterator) Key() []byte {
 // read fails, Value returns nil, the iterator becomes invalid and Error
 // says why.
 func (it *Iterator) Value() []byte {
-	if !it.valid || !it.usable() {
+	if !it.valid || !it.begin() {
 		return nil
 	}
+	defer it.end()
 	v := it.c.Value()
 	if err := it.c.Err(); err != nil {
 		it.err, it.valid = it.db.readErr(err), false
@@ -179,7 +206,8 @@ func (it *Iterator) Value() []byte {
 	return v
 }
 
-// Error is the first error the iterator met (ErrClosed after Close).
+// Error is the first error the iterator met: ErrClosed after Close of the
+// iterator, or a move after Close of the database.
 func (it *Iterator) Error() error {
 	if it.closed {
 		return ErrClosed

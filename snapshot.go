@@ -16,9 +16,10 @@ type Snapshot struct {
 
 // NewSnapshot takes a snapshot of the current state.
 func (db *DB) NewSnapshot() (*Snapshot, error) {
-	if db.closed.Load() {
+	if !db.enter() {
 		return nil, ErrClosed
 	}
+	defer db.leave()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.snaps[db.txid]++
@@ -30,12 +31,13 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	if s.db.closed.Load() {
-		return nil, ErrClosed
-	}
 	if len(key) == 0 {
 		return nil, ErrEmptyKey
 	}
+	if !s.db.enter() {
+		return nil, ErrClosed
+	}
+	defer s.db.leave()
 	return s.db.getAt(s.root, key)
 }
 
@@ -43,9 +45,10 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 // snapshot's version itself, so it stays valid if the snapshot is closed
 // first; close it when done.
 func (s *Snapshot) NewIter(opts *IterOptions) (*Iterator, error) {
-	if s.closed || s.db.closed.Load() {
+	if s.closed || !s.db.enter() {
 		return nil, ErrClosed
 	}
+	defer s.db.leave()
 	s.db.mu.Lock()
 	s.db.snaps[s.txid]++
 	s.db.mu.Unlock()

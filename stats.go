@@ -54,11 +54,15 @@ func (db *DB) Stats() Stats {
 	for _, p := range db.pending {
 		st.PendingFreePages += len(p.ids)
 	}
+	for _, p := range db.pendingFresh {
+		st.PendingFreePages += len(p.ids)
+	}
 	db.mu.RUnlock()
-	if !db.closed.Load() {
+	if db.enter() {
 		st.Store = db.store.Stats()
 		st.Pool = db.pool.Stats()
 		st.WAL = db.log.Stats()
+		db.leave()
 	}
 	return st
 }

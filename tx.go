@@ -49,9 +49,10 @@ var ErrTxChanged = errors.New("strata: transaction changed under its iterator")
 // own write methods (Set, Delete, Batch.Commit, Update, Checkpoint): they
 // wait for the transaction that is running them, and never return.
 func (db *DB) Update(fn func(tx *Tx) error) error {
-	if db.closed.Load() {
+	if !db.enter() {
 		return ErrClosed
 	}
+	defer db.leave()
 	committed, err := db.update(fn)
 	if err != nil || !committed {
 		return err
@@ -103,8 +104,13 @@ func (db *DB) update(fn func(tx *Tx) error) (committed bool, err error) {
 	return true, nil
 }
 
-// View runs fn in a read-only transaction over a snapshot.
+// View runs fn in a read-only transaction over a snapshot. Close waits
+// for a running View.
 func (db *DB) View(fn func(tx *Tx) error) error {
+	if !db.enter() {
+		return ErrClosed
+	}
+	defer db.leave()
 	s, err := db.NewSnapshot()
 	if err != nil {
 		return err
