@@ -34,6 +34,7 @@ func (b *Batch) Set(key, value []byte) error {
 	if err := b.checkRoom(len(key) + len(value)); err != nil {
 		return err
 	}
+	b.grow(1 + 2*binary.MaxVarintLen64 + len(key) + len(value))
 	b.ops = append(b.ops, opSet)
 	b.ops = binary.AppendUvarint(b.ops, uint64(len(key)))
 	b.ops = append(b.ops, key...)
@@ -52,12 +53,25 @@ func (b *Batch) Delete(key []byte) error {
 	if err := b.checkRoom(len(key)); err != nil {
 		return err
 	}
+	b.grow(1 + binary.MaxVarintLen64 + len(key))
 	b.ops = append(b.ops, opDelete)
 	b.ops = binary.AppendUvarint(b.ops, uint64(len(key)))
 	b.ops = append(b.ops, key...)
 	b.n++
 	b.deletes++
 	return nil
+}
+
+// grow makes room for n more bytes, doubling the buffer: append's growth
+// (a quarter at a time for large slices) would copy a large batch about
+// five times over while it is built.
+func (b *Batch) grow(n int) {
+	if cap(b.ops)-len(b.ops) >= n {
+		return
+	}
+	ops := make([]byte, len(b.ops), max(2*cap(b.ops), len(b.ops)+n, 256))
+	copy(ops, b.ops)
+	b.ops = ops
 }
 
 // checkRoom refuses a write of n bytes of key and value that would make

@@ -34,13 +34,25 @@ type Tree struct {
 	pool     *bufferpool.Pool
 	pageSize int
 	fill     float64
+	// spillNodes is how many nodes a write transaction keeps
+	// materialised on the Go heap before it writes them to their pages
+	// (spill), so that a large transaction's memory is the pool's.
+	spillNodes int
 }
 
 // New returns a tree over pool. fillFactor (0.1..1) is how full sequential
-// inserts leave pages (document 001).
+// inserts leave pages (document 001). A write transaction keeps at most
+// maxTxHeap bytes of materialised nodes on the Go heap, and at most an
+// eighth of the pool's budget (but at least 16 nodes); beyond that it
+// writes them to their pool pages.
 func New(pool *bufferpool.Pool, fillFactor float64) *Tree {
-	return &Tree{pool: pool, pageSize: pool.PageSize(), fill: fillFactor}
+	ps := pool.PageSize()
+	return &Tree{pool: pool, pageSize: ps, fill: fillFactor,
+		spillNodes: max(16, int(min(pool.CacheSize()/8, maxTxHeap)/int64(ps)))}
 }
+
+// maxTxHeap bounds a write transaction's materialised nodes on the heap.
+const maxTxHeap = 4 << 20
 
 // MaxKeySize is the largest key: a quarter of a page, so that a branch
 // always holds at least three keys and a leaf at least one cell per split.
@@ -90,36 +102,45 @@ func (t *Tree) readNode(id PageID, fn func(n node) error) error {
 func (t *Tree) Get(root PageID, key, dst []byte) ([]byte, bool, error) {
 	id := root
 	for {
-		var next PageID
-		var found, overflow bool
-		var ref [overflowRef]byte
-		var length int
-		err := t.readNode(id, func(n node) error {
-			if n.kind() == kindBranch {
-				next = PageID(n.child(n.childFor(key)))
-				return nil
-			}
-			i, ok := n.search(key)
-			if ok {
-				var v []byte
-				v, overflow, length = n.value(i)
-				if overflow {
-					copy(ref[:], v) // read the chain after unpinning the leaf
-				} else {
-					dst = append(dst, v...)
-				}
-				found = true
-			}
-			return nil
-		})
+		next, v, found, err := t.step(id, key, dst)
 		if err != nil || next == 0 {
-			if err == nil && overflow {
-				dst, err = t.readValue(dst, ref[:], true, length)
-			}
-			return dst, found, err
+			return v, found, err
 		}
 		id = next
 	}
+}
+
+// step reads node id on the way to key: a branch gives the child to read
+// next; a leaf gives key's value appended to dst (next is 0).
+func (t *Tree) step(id PageID, key, dst []byte) (next PageID, v []byte, found bool, err error) {
+	var overflow bool
+	var ref [overflowRef]byte
+	var length int
+	err = t.readNode(id, func(n node) error {
+		if n.kind() == kindBranch {
+			next = PageID(n.child(n.childFor(key)))
+			return nil
+		}
+		i, ok := n.search(key)
+		if ok {
+			var v []byte
+			v, overflow, length = n.value(i)
+			if overflow {
+				copy(ref[:], v) // read the chain after unpinning the leaf
+			} else {
+				dst = append(dst, v...)
+			}
+			found = true
+		}
+		return nil
+	})
+	if err != nil || next != 0 {
+		return next, dst, false, err
+	}
+	if overflow {
+		dst, err = t.readValue(dst, ref[:], true, length)
+	}
+	return 0, dst, found, err
 }
 
 // wnode is a node materialised in a write transaction: a new page that only
@@ -131,18 +152,31 @@ type wnode struct {
 	leaves []leafCell
 	kids   []branchCell
 	arena  []byte // owns keys and values copied in
-	// created: the page exists in the pool (Materialize wrote it).
+	// created: the page exists in the pool (Materialize or a spill
+	// wrote it).
 	created bool
+	// spilled: the node's content is only in its page (leaves, kids and
+	// arena are nil); load reads it back before the node is changed.
+	spilled bool
 }
 
+// own copies b into the node's arena. The arena grows by new chunks of at
+// least a page, never by reallocation: the cells point into the chunks,
+// so a reallocated arena would keep every older copy alive.
 func (w *wnode) own(b []byte) []byte {
 	if len(b) == 0 {
 		return b
+	}
+	if cap(w.arena)-len(w.arena) < len(b) {
+		w.arena = make([]byte, 0, max(len(b), arenaChunk))
 	}
 	start := len(w.arena)
 	w.arena = append(w.arena, b...)
 	return w.arena[start:len(w.arena):len(w.arena)]
 }
+
+// arenaChunk is the size of a node arena's chunks.
+const arenaChunk = 8 << 10
 
 func (w *wnode) space() int {
 	if w.leaf {
@@ -161,6 +195,9 @@ type Tx struct {
 	freed  []PageID            // committed pages this transaction replaced
 	scrap  []PageID            // pages this transaction created, then dropped
 	done   bool
+	// resident counts the nodes materialised on the Go heap (not spilled);
+	// spills counts the spills.
+	resident, spills int
 }
 
 // Begin starts a write transaction on the version rooted at root (0 for an
@@ -176,6 +213,16 @@ func (tx *Tx) Get(key, dst []byte) ([]byte, bool, error) {
 		w, ok := tx.nodes[id]
 		if !ok {
 			return tx.t.Get(id, key, dst) // an unchanged, committed subtree
+		}
+		if w.spilled {
+			// Its page is current, but its children may be nodes of
+			// this transaction that changed since: one step at a time.
+			next, v, found, err := tx.t.step(id, key, dst)
+			if err != nil || next == 0 {
+				return v, found, err
+			}
+			id = next
+			continue
 		}
 		if w.leaf {
 			i, found := slices.BinarySearchFunc(w.leaves, key, func(c leafCell, k []byte) int { return bytes.Compare(c.key, k) })
@@ -204,10 +251,56 @@ type pathEntry struct {
 // it, else a copy on a new page (the old page joins the freed list).
 func (tx *Tx) load(id PageID) (*wnode, error) {
 	if w, ok := tx.nodes[id]; ok {
+		if w.spilled {
+			if err := tx.unspill(w); err != nil {
+				return nil, err
+			}
+		}
 		return w, nil
 	}
 	w := &wnode{}
-	err := tx.t.readNode(id, func(n node) error {
+	if err := tx.t.materialise(id, w); err != nil {
+		return nil, err
+	}
+	if err := tx.place(w); err != nil {
+		return nil, err
+	}
+	tx.freed = append(tx.freed, id)
+	return w, nil
+}
+
+// unspill reads a spilled node of the transaction back from its page.
+func (tx *Tx) unspill(w *wnode) error {
+	if err := tx.t.materialise(w.id, w); err != nil {
+		return err
+	}
+	w.spilled = false
+	tx.resident++
+	return nil
+}
+
+// spillIfLarge writes the transaction's materialised nodes to their pages
+// and drops their heap copies, once more than spillNodes of them are on
+// the heap. Called between operations only: no path holds a node then.
+func (tx *Tx) spillIfLarge() error {
+	if tx.resident <= tx.t.spillNodes {
+		return nil
+	}
+	if err := tx.writeNodes(); err != nil {
+		return err
+	}
+	for _, w := range tx.nodes {
+		w.leaves, w.kids, w.arena, w.spilled = nil, nil, nil, true
+	}
+	tx.resident = 0
+	tx.spills++
+	return nil
+}
+
+// materialise reads node id's page into w's cells (w's id is kept).
+func (t *Tree) materialise(id PageID, w *wnode) error {
+	w.leaves, w.kids, w.first = nil, nil, 0
+	return t.readNode(id, func(n node) error {
 		w.arena = make([]byte, 0, len(n))
 		if n.kind() == kindLeaf {
 			w.leaf = true
@@ -224,14 +317,6 @@ func (tx *Tx) load(id PageID) (*wnode, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.place(w); err != nil {
-		return nil, err
-	}
-	tx.freed = append(tx.freed, id)
-	return w, nil
 }
 
 // place gives w a new page id; the page itself is created at Commit.
@@ -242,6 +327,7 @@ func (tx *Tx) place(w *wnode) error {
 	}
 	w.id = id
 	tx.nodes[w.id] = w
+	tx.resident++
 	return nil
 }
 
@@ -310,6 +396,9 @@ func (tx *Tx) Put(key, value []byte) error {
 	if len(value) > MaxValueSize {
 		return fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLarge, len(value), MaxValueSize)
 	}
+	if err := tx.spillIfLarge(); err != nil {
+		return err
+	}
 	path, err := tx.descend(key)
 	if err != nil {
 		return err
@@ -352,6 +441,9 @@ func (tx *Tx) Delete(key []byte) (bool, error) {
 	if tx.root == 0 {
 		return false, nil
 	}
+	if err := tx.spillIfLarge(); err != nil {
+		return false, err
+	}
 	path, err := tx.descend(key)
 	if err != nil {
 		return false, err
@@ -387,23 +479,43 @@ func (tx *Tx) Delete(key []byte) (bool, error) {
 	// Collapse root branches left with a single child: the child (a node
 	// of this transaction or a committed page) becomes the root.
 	for {
-		r := tx.nodes[tx.root]
+		r, err := tx.residentNode(tx.root)
+		if err != nil {
+			return false, err
+		}
 		if r == nil || r.leaf || len(r.kids) > 0 {
 			break
 		}
 		tx.drop(r)
 		tx.root = r.first
 	}
-	if r := tx.nodes[tx.root]; r != nil && r.leaf && len(r.leaves) == 0 {
+	if r, err := tx.residentNode(tx.root); err != nil {
+		return false, err
+	} else if r != nil && r.leaf && len(r.leaves) == 0 {
 		tx.drop(r)
 		tx.root = 0
 	}
 	return true, nil
 }
 
+// residentNode returns the transaction's node id, read back if spilled,
+// or nil if id is not a node of the transaction.
+func (tx *Tx) residentNode(id PageID) (*wnode, error) {
+	w := tx.nodes[id]
+	if w != nil && w.spilled {
+		if err := tx.unspill(w); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
 // drop discards a node created by this transaction.
 func (tx *Tx) drop(w *wnode) {
 	delete(tx.nodes, w.id)
+	if !w.spilled {
+		tx.resident--
+	}
 	tx.scrap = append(tx.scrap, w.id)
 }
 
@@ -511,6 +623,9 @@ func (tx *Tx) Materialize() error {
 // writeNodes encodes every node of the transaction into its page.
 func (tx *Tx) writeNodes() error {
 	for _, w := range tx.nodes {
+		if w.spilled {
+			continue // its page is current
+		}
 		var pg bufferpool.Page
 		var err error
 		if w.created {

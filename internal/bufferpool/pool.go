@@ -138,6 +138,9 @@ func (p *Pool) partFor(id PageID) *partition {
 // PageSize is the size of every page.
 func (p *Pool) PageSize() int { return p.pageSize }
 
+// CacheSize is the pool's memory budget in bytes.
+func (p *Pool) CacheSize() int64 { return p.opts.CacheSize }
+
 // Page is a pinned page. It must be released exactly once.
 type Page struct {
 	part  *partition

@@ -1,0 +1,5 @@
+//go:build !race
+
+package strata
+
+const raceEnabled = false
