@@ -129,6 +129,10 @@ func Open(dir string, o *Options) (*DB, error) {
 	}
 	fs := opts.fs
 	names, err := fs.List(dir)
+	// A creation that crashed before the store's first checkpoint leaves
+	// only its lock file (and perhaps the checkpoint's temporary file):
+	// that directory is still new.
+	names = slices.DeleteFunc(names, func(n string) bool { return n == "LOCK" || n == "CHECKPOINT.tmp" })
 	exists := err == nil && len(names) > 0
 	if exists && !slices.Contains(names, "CHECKPOINT") {
 		return nil, fmt.Errorf("%w: %s holds files but no CHECKPOINT", ErrNotDatabase, dir)

@@ -3,6 +3,9 @@ package strata
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stratadb/strata/internal/btree"
@@ -18,10 +21,18 @@ func TestAbortFreeErrorsAreRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 500; i++ {
-		if err := db.Set([]byte(fmt.Sprintf("k%04d", i)), make([]byte, 50)); err != nil {
-			t.Fatal(err)
+	// More than the cache holds, incompressible: a later batch misses.
+	rng := rand.New(rand.NewPCG(3, 3))
+	load := db.NewBatch()
+	for i := 0; i < 6000; i++ {
+		v := make([]byte, 300)
+		for j := range v {
+			v[j] = byte(rng.Uint32())
 		}
+		load.Set([]byte(fmt.Sprintf("k%04d", i)), v)
+	}
+	if err := load.Commit(nil); err != nil {
+		t.Fatal(err)
 	}
 	if err := db.Checkpoint(); err != nil {
 		t.Fatal(err)
@@ -33,19 +44,26 @@ func TestAbortFreeErrorsAreRetried(t *testing.T) {
 		failures++
 		return errors.New("injected: page pinned")
 	}
-	_ = db.Update(func(tx *Tx) error {
-		for i := 0; i < 500; i += 7 {
-			if err := tx.Set([]byte(fmt.Sprintf("k%04d", i)), make([]byte, 60)); err != nil {
-				return err
-			}
+	// A commit whose apply fails part-way (a page read error): the pages
+	// it had created are freed by abort, and those frees fail.
+	var fail atomic.Bool
+	fs.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpRead && fail.Load() && !strings.Contains(path, "/wal/") {
+			return vfs.InjectedError(op, path)
 		}
-		it, err := tx.NewIter(nil) // writes the transaction's pages
-		if err != nil {
-			return err
-		}
-		it.Close()
-		return errors.New("discard")
+		return nil
 	})
+	b := db.NewBatch()
+	b.Set([]byte("zzz"), make([]byte, 3*db.tree.MaxInlineValueSize())) // overflow pages first
+	for i := 0; i < 6000; i += 7 {
+		b.Set([]byte(fmt.Sprintf("k%04d", i)), make([]byte, 60))
+	}
+	fail.Store(true)
+	if err := b.Commit(nil); !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("commit with failing reads: %v", err)
+	}
+	fail.Store(false)
+	fs.SetInjector(nil)
 	db.freePage = realFree
 	st := db.Stats()
 	if failures == 0 || st.DeferredFrees != int64(failures) || st.PendingFreePages < failures {

@@ -18,7 +18,7 @@ type IterOptions struct {
 // Close it when done.
 type Iterator struct {
 	db     *DB
-	c      *btree.Cursor
+	c      cursor // the tree's, or merged with a transaction's writes
 	lower  []byte
 	upper  []byte
 	valid  bool

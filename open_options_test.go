@@ -50,3 +50,30 @@ func TestOpenRefusesBadOptionsWithoutCreating(t *testing.T) {
 		t.Fatalf("refused Open created %s (%d entries)", dir, len(entries))
 	}
 }
+
+// TestOpenAfterCrashedCreation: a process killed while it created the
+// database can leave only the lock file (or the checkpoint's temporary
+// file); Open treats that directory as new instead of "not a database".
+func TestOpenAfterCrashedCreation(t *testing.T) {
+	for _, leftovers := range [][]string{{"LOCK"}, {"LOCK", "CHECKPOINT.tmp"}} {
+		fs := vfs.NewMem()
+		if err := fs.MkdirAll("db", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range leftovers {
+			f, err := fs.OpenFile("db/"+n, os.O_RDWR|os.O_CREATE, 0o644, vfs.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+		db, err := Open("db", memOptions(fs))
+		if err != nil {
+			t.Fatalf("Open with %v left by a crashed creation: %v", leftovers, err)
+		}
+		if err := db.Set([]byte("k"), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+	}
+}

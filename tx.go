@@ -8,17 +8,19 @@ import (
 )
 
 // Tx is a transaction in Update (read-write) or View (read-only).
+//
+// An Update transaction keeps its writes in its batch, indexed by key (the
+// overlay, overlay.go), and changes the tree only when it commits: reads in
+// the transaction look at the overlay first, then at the tree, which no
+// other writer changes while it runs.
 type Tx struct {
 	db       *DB
-	bt       *btree.Tx // Update
-	root     btree.PageID
-	batch    Batch
+	root     btree.PageID // View: the snapshot's root
+	batch    Batch        // Update: the writes so far
+	over     overlay      // Update: batch indexed by key
 	writable bool
 	done     bool
 	writes   uint64 // Set and Delete calls, so iterators notice them
-	// failed is the error of a write the batch took but the tree did not
-	// (fully) apply: the two disagree, so Update must not commit.
-	failed error
 }
 
 var errTxDone = errors.New("strata: transaction has finished")
@@ -33,13 +35,12 @@ var ErrTxChanged = errors.New("strata: transaction changed under its iterator")
 // Update runs fn in a read-write transaction: it sees its own writes, and
 // commits them atomically if fn returns nil (discarding them otherwise).
 //
-// A write the transaction refuses before changing anything (an empty or
-// too large key or value, a transaction over ErrBatchTooLarge) returns its
-// error to fn and leaves the transaction as it was: if fn goes on and
-// returns nil, its other writes commit. A write that failed part-way (an
-// I/O error or corruption met while changing the tree) ends the
-// transaction: every later write returns that error, and Update discards
-// the transaction and returns it even if fn ignored it.
+// A write the transaction refuses (an empty or too large key or value, a
+// transaction over ErrBatchTooLarge) returns its error to fn and leaves the
+// transaction as it was: if fn goes on and returns nil, its other writes
+// commit. The writes change the database only when Update commits them; an
+// error then (an I/O error, corruption met in the tree) discards them all
+// and Update returns it.
 //
 // If fn panics, the transaction is discarded and the panic goes on up to
 // Update's caller; the database stays usable.
@@ -75,28 +76,15 @@ func (db *DB) update(fn func(tx *Tx) error) (committed bool, err error) {
 	if db.failed != nil {
 		return false, db.failed
 	}
-	db.mu.RLock()
 	tx := &Tx{db: db, writable: true, batch: Batch{db: db}}
-	tx.bt = db.tree.Begin(db.root, db.txid+1)
-	db.mu.RUnlock()
-	handedOver := false // to commitLocked, which aborts on its own failures
-	defer func() {
-		tx.done = true
-		if !handedOver {
-			db.abort(tx.bt)
-		}
-	}()
+	defer func() { tx.done = true }()
 	if err := fn(tx); err != nil {
 		return false, err
-	}
-	if tx.failed != nil {
-		return false, tx.failed
 	}
 	if tx.batch.n == 0 {
 		return false, nil
 	}
-	handedOver = true
-	if err := db.commitLocked(tx.batch.ops, tx.bt); err != nil {
+	if err := db.commitLocked(tx.batch.ops, nil); err != nil {
 		return false, err
 	}
 	db.st.txs.Add(1)
@@ -133,17 +121,13 @@ func (tx *Tx) Get(key []byte) ([]byte, error) {
 	if !tx.writable {
 		return tx.db.getAt(tx.root, key)
 	}
-	v, ok, err := tx.bt.Get(key, nil)
-	if err != nil {
-		return nil, tx.db.readErr(err)
+	if written, deleted, v := tx.over.lookup(key, tx.batch.ops); written {
+		if deleted {
+			return nil, ErrNotFound
+		}
+		return append([]byte{}, v...), nil
 	}
-	if !ok {
-		return nil, ErrNotFound
-	}
-	if v == nil {
-		v = []byte{}
-	}
-	return v, nil
+	return tx.db.getAt(tx.db.root, key) // writeMu is held: the tree stays as it is
 }
 
 // NewIter returns an iterator over the transaction's view: in Update, the
@@ -154,15 +138,13 @@ func (tx *Tx) NewIter(opts *IterOptions) (*Iterator, error) {
 	if tx.done {
 		return nil, errTxDone
 	}
-	root := tx.root
+	var it *Iterator
 	if tx.writable {
-		// The cursor reads pages: write the transaction's nodes to theirs.
-		if err := tx.bt.Materialize(); err != nil {
-			return nil, tx.db.readErr(err)
-		}
-		root = tx.bt.Root()
+		it = tx.db.newIter(tx.db.root, opts, nil)
+		it.c = newMergeCursor(it.c, &tx.over, tx.batch.ops)
+	} else {
+		it = tx.db.newIter(tx.root, opts, nil)
 	}
-	it := tx.db.newIter(root, opts, nil)
 	it.tx, it.txWrites = tx, tx.writes
 	return it, nil
 }
@@ -176,10 +158,7 @@ func (tx *Tx) Set(key, value []byte) error {
 		return err // refused before any change: open iterators stay valid
 	}
 	tx.writes++
-	if err := tx.bt.Put(key, value); err != nil {
-		tx.failed = tx.db.readErr(err)
-		return tx.failed
-	}
+	tx.over.record(key, false, len(tx.batch.ops)-len(value), len(value))
 	return nil
 }
 
@@ -192,10 +171,7 @@ func (tx *Tx) Delete(key []byte) error {
 		return err
 	}
 	tx.writes++
-	if _, err := tx.bt.Delete(key); err != nil {
-		tx.failed = tx.db.readErr(err)
-		return tx.failed
-	}
+	tx.over.record(key, true, 0, 0)
 	return nil
 }
 
@@ -206,5 +182,5 @@ func (tx *Tx) writeCheck() error {
 	if !tx.writable {
 		return ErrReadOnly
 	}
-	return tx.failed
+	return nil
 }

@@ -118,7 +118,8 @@ func TestTxIterator(t *testing.T) {
 // could not apply (a read error on a page not in the cache) must not be
 // committed when fn ignores its error. Otherwise the WAL record holds the
 // write while the tree does not: the database shows one state and
-// recovers another after a crash.
+// recovers another after a crash. (Writes now reach the tree at commit: a
+// read error there discards the whole transaction, WAL record included.)
 func TestReviewUpdateFailedWrite(t *testing.T) {
 	fs := vfs.NewMem()
 	opts := memOptions(fs)
@@ -154,26 +155,27 @@ func TestReviewUpdateFailedWrite(t *testing.T) {
 		}
 		return nil
 	})
-	var failed []byte
+	// The writes go to the tree when Update commits: fail the page reads
+	// from the end of fn until Update returns.
 	err = db.Update(func(tx *Tx) error {
-		fail.Store(true)
-		defer fail.Store(false)
 		for i := 0; i < n; i++ {
 			if err := tx.Set(key(i), []byte("new")); err != nil {
-				failed = key(i)
-				return nil // ignored
+				return err
 			}
 		}
+		fail.Store(true)
 		return nil
 	})
+	fail.Store(false)
 	fs.SetInjector(nil)
-	if failed == nil {
-		t.Fatal("no write failed: every page was cached")
-	}
 	if err == nil || !errors.Is(err, vfs.ErrInjected) {
-		t.Errorf("Update after a failed Set of %s returned %v, want the read error", failed, err)
+		t.Fatalf("Update whose commit met a read error returned %v, want the read error", err)
 	}
+	failed := key(0)
 	now := scanAll(t, db)
+	if now[string(failed)] == "new" {
+		t.Errorf("a write of the failed transaction is visible")
+	}
 	if err := db.Sync(); err != nil {
 		t.Fatal(err)
 	}
