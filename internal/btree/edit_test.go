@@ -1,0 +1,490 @@
+package btree
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+)
+
+// checkLayout is checkNode and the invariants edit.go keeps: live cells
+// disjoint inside [upper, page size), upper the lowest cell (the page size
+// if there is none), every byte outside the header, the slots and the
+// cells zero. It returns the bytes outside them (what free must report).
+func checkLayout(b []byte) (int, error) {
+	if err := checkNode(b); err != nil {
+		return 0, err
+	}
+	n := node(b)
+	covered := make([]bool, len(b))
+	slotsEnd := nodeHeaderSize + slotSize*n.count()
+	for j := range slotsEnd {
+		covered[j] = true
+	}
+	lowest := len(b)
+	for i := range n.count() {
+		off := n.cellOff(i)
+		end, err := cellEnd(b, off, n.kind()) // node.go's parser, not edit.go's
+		if err != nil {
+			return 0, err
+		}
+		for j := off; j < end; j++ {
+			if covered[j] {
+				return 0, fmt.Errorf("cell %d [%d, %d) overlaps at byte %d", i, off, end, j)
+			}
+			covered[j] = true
+		}
+		lowest = min(lowest, off)
+	}
+	if n.upper() != lowest {
+		return 0, fmt.Errorf("upper %d, lowest cell at %d", n.upper(), lowest)
+	}
+	free := 0
+	for j, c := range covered {
+		if !c {
+			if b[j] != 0 {
+				return 0, fmt.Errorf("free byte %d is %#x, not zero", j, b[j])
+			}
+			free++
+		}
+	}
+	return free, nil
+}
+
+// entry is a cell of the model: a leaf's (key, value, overflow, length)
+// or a branch's (key, child).
+type entry struct {
+	key, value []byte
+	overflow   bool
+	length     int
+	child      uint64
+}
+
+func (e entry) size(leaf bool) int {
+	if leaf {
+		return leafCellSize(len(e.key), e.length, e.overflow)
+	}
+	return branchCellSize(len(e.key))
+}
+
+// editModel applies edits to a page and to a sorted slice of entries and
+// checks after every step that they agree, that the page keeps edit.go's
+// invariants, and that a refused edit changed nothing. paths counts which
+// branch of each primitive ran (decided from the page before the call),
+// so a test can require that it exercised them all.
+type editModel struct {
+	tb          testing.TB
+	page, right []byte
+	leaf        bool
+	first, txid uint64
+	cells       []entry
+	paths       map[string]int
+	op          string // the step being checked, for messages
+	sepBuf      []byte
+}
+
+func newEditModel(tb testing.TB, pageSize int, leaf bool) *editModel {
+	m := &editModel{tb: tb, page: bytes.Repeat([]byte{0xAA}, pageSize), right: make([]byte, pageSize),
+		leaf: leaf, txid: 7, paths: map[string]int{}}
+	kind := kindLeaf
+	if !leaf {
+		kind, m.first = kindBranch, 1000
+	}
+	initNode(m.page, kind, m.first, m.txid)
+	m.op = "initNode"
+	m.verify()
+	return m
+}
+
+func (m *editModel) n() node { return node(m.page) }
+
+func (m *editModel) fatalf(format string, args ...any) {
+	m.tb.Helper()
+	m.tb.Fatalf("page %d, leaf %v, after %s: %s", len(m.page), m.leaf, m.op, fmt.Sprintf(format, args...))
+}
+
+// find is the model's search: the index of the first entry ≥ key.
+func (m *editModel) find(key []byte) (int, bool) {
+	i := sort.Search(len(m.cells), func(i int) bool { return bytes.Compare(m.cells[i].key, key) >= 0 })
+	return i, i < len(m.cells) && bytes.Equal(m.cells[i].key, key)
+}
+
+// search checks the node's search for key against the model's.
+func (m *editModel) search(key []byte) (int, bool) {
+	m.tb.Helper()
+	i, found := m.n().search(key)
+	if j, ok := m.find(key); i != j || found != ok {
+		m.fatalf("search %x: %d %v, model %d %v", key, i, found, j, ok)
+	}
+	return i, found
+}
+
+func (m *editModel) verify() {
+	m.tb.Helper()
+	n := m.n()
+	free, err := checkLayout(m.page)
+	if err != nil {
+		m.fatalf("%v", err)
+	}
+	want := len(m.page) - nodeHeaderSize
+	for _, e := range m.cells {
+		want -= e.size(m.leaf)
+	}
+	if got := n.free(); got != free || got != want {
+		m.fatalf("free() %d, free bytes %d, model %d", got, free, want)
+	}
+	if n.count() != len(m.cells) || n.txid() != m.txid || n.firstChild() != m.first {
+		m.fatalf("header: count %d txid %d first %d, model %d %d %d", n.count(), n.txid(), n.firstChild(), len(m.cells), m.txid, m.first)
+	}
+	for i, e := range m.cells {
+		if !bytes.Equal(n.key(i), e.key) {
+			m.fatalf("key %d: %x, model %x", i, n.key(i), e.key)
+		}
+		if m.leaf {
+			v, ovf, length := n.value(i)
+			if !bytes.Equal(v, e.value) || ovf != e.overflow || length != e.length {
+				m.fatalf("value %d: %d bytes ovf %v length %d, model %d bytes ovf %v length %d", i, len(v), ovf, length, len(e.value), e.overflow, e.length)
+			}
+		} else if n.child(i+1) != e.child {
+			m.fatalf("child %d: %d, model %d", i+1, n.child(i+1), e.child)
+		}
+	}
+	// Search finds every key (a sample of a large node) and none between.
+	step := max(1, len(m.cells)/64)
+	for i := 0; i < len(m.cells); i += step {
+		if j, ok := n.search(m.cells[i].key); !ok || j != i {
+			m.fatalf("search key %d: %d %v", i, j, ok)
+		}
+		after := append(bytes.Clone(m.cells[i].key), 0)
+		if j, ok := n.search(after); ok || j != i+1 && !(i+1 < len(m.cells) && bytes.Equal(m.cells[i+1].key, after) && j == i+1) {
+			m.fatalf("search after key %d: %d %v", i, j, ok)
+		}
+	}
+}
+
+// unchanged checks that a refused edit left the page as it was.
+func (m *editModel) unchanged(before []byte) {
+	m.tb.Helper()
+	if !bytes.Equal(before, m.page) {
+		m.fatalf("refused, but the page changed")
+	}
+}
+
+// insert inserts a leaf entry, or a branch entry (value nil), if its key
+// is new. It reports whether the key was new and whether the cell fit.
+func (m *editModel) insert(e entry) (isNew, ok bool) {
+	m.tb.Helper()
+	m.op = fmt.Sprintf("insert key %d bytes value %d/%v/%d", len(e.key), len(e.value), e.overflow, e.length)
+	i, found := m.search(e.key)
+	if found {
+		return false, false
+	}
+	n := m.n()
+	before := bytes.Clone(m.page)
+	size, free, gap := e.size(m.leaf), n.free(), n.upper()-n.slotsEnd()
+	if m.leaf {
+		ok = n.insertLeaf(i, e.key, e.value, e.overflow, e.length)
+	} else {
+		ok = n.insertBranch(i, e.key, e.child)
+	}
+	if ok != (free >= size) {
+		m.fatalf("insert of %d bytes with %d free reported %v", size, free, ok)
+	}
+	switch {
+	case !ok:
+		m.paths["insert refused"]++
+		m.unchanged(before)
+		return true, false
+	case gap >= size:
+		m.paths["insert"]++
+	default:
+		m.paths["insert after compaction"]++
+	}
+	m.cells = slices.Insert(m.cells, i, e)
+	m.verify()
+	return true, true
+}
+
+// replace gives leaf entry i a new value.
+func (m *editModel) replace(i int, value []byte, overflow bool, length int) bool {
+	m.tb.Helper()
+	m.op = fmt.Sprintf("replace %d: value %d/%v/%d", i, len(value), overflow, length)
+	n := m.n()
+	before := bytes.Clone(m.page)
+	e := m.cells[i]
+	oldSize, newSize := e.size(true), leafCellSize(len(e.key), length, overflow)
+	free, gap, lowest := n.free(), n.upper()-n.slotsEnd(), n.cellOff(i) == n.upper()
+	ok := n.replaceLeafValue(i, value, overflow, length)
+	if ok != (free >= newSize-oldSize) {
+		m.fatalf("replace %d → %d bytes with %d free reported %v", oldSize, newSize, free, ok)
+	}
+	switch {
+	case !ok:
+		m.paths["replace refused"]++
+		m.unchanged(before)
+		return false
+	case newSize < oldSize:
+		m.paths["replace shrunk in place"]++
+	case newSize == oldSize:
+		m.paths["replace same size"]++
+	case lowest && gap >= newSize-oldSize:
+		m.paths["replace grown in place"]++
+	case gap >= newSize-slotSize:
+		m.paths["replace moved to the gap"]++
+	default:
+		m.paths["replace with compaction"]++
+	}
+	e.value, e.overflow, e.length = value, overflow, length
+	m.cells[i] = e
+	m.verify()
+	return true
+}
+
+func (m *editModel) delete(i int) {
+	m.tb.Helper()
+	m.op = fmt.Sprintf("delete %d of %d", i, len(m.cells))
+	n := m.n()
+	if n.cellOff(i) == n.upper() {
+		m.paths["delete lowest"]++
+	} else {
+		m.paths["delete"]++
+	}
+	n.deleteCell(i)
+	m.cells = slices.Delete(m.cells, i, i+1)
+	m.verify()
+}
+
+func (m *editModel) setChild(i int, child uint64) {
+	m.tb.Helper()
+	m.op = fmt.Sprintf("setChild %d", i)
+	m.n().setChild(i, child)
+	if i == 0 {
+		m.first = child
+	} else {
+		m.cells[i-1].child = child
+	}
+	m.paths["setChild"]++
+	m.verify()
+}
+
+func (m *editModel) setTxid(txid uint64) {
+	m.tb.Helper()
+	m.op = "setTxid"
+	m.n().setTxid(txid)
+	m.txid = txid
+	m.verify()
+}
+
+// encoded is the model encoded by encodeLeaf or encodeBranch.
+func (m *editModel) encoded() []byte {
+	page := make([]byte, len(m.page))
+	var err error
+	if m.leaf {
+		cells := make([]leafCell, len(m.cells))
+		for i, e := range m.cells {
+			cells[i] = leafCell{key: e.key, value: e.value, overflow: e.overflow, length: e.length}
+		}
+		err = encodeLeaf(page, cells, m.txid)
+	} else {
+		cells := make([]branchCell, len(m.cells))
+		for i, e := range m.cells {
+			cells[i] = branchCell{key: e.key, child: e.child}
+		}
+		err = encodeBranch(page, m.first, cells, m.txid)
+	}
+	if err != nil {
+		m.fatalf("encode: %v", err)
+	}
+	return page
+}
+
+// compact compacts the node, which must then be what encodeLeaf or
+// encodeBranch makes of the model, byte for byte.
+func (m *editModel) compact() {
+	m.tb.Helper()
+	m.op = "compact"
+	m.n().compact()
+	m.paths["compact"]++
+	m.verify()
+	if !bytes.Equal(m.page, m.encoded()) {
+		m.fatalf("compacted node differs from the encoded model")
+	}
+}
+
+// split splits the node with fill factor fill and checks both halves;
+// the model then continues with the left half, or the right one if
+// keepRight(separator).
+func (m *editModel) split(fill float64, keepRight func(sep []byte) bool) {
+	m.tb.Helper()
+	m.op = fmt.Sprintf("split at fill %.2f of %d cells", fill, len(m.cells))
+	for i := range m.right {
+		m.right[i] = 0xBB // splitInto must initialise right
+	}
+	rtxid := m.txid + 1
+	sep := m.n().splitInto(m.right, fill, rtxid, m.sepBuf[:0])
+	m.sepBuf = sep[:0]
+	sep = bytes.Clone(sep)
+	m.paths["split"]++
+	l, r := m.n(), node(m.right)
+	k := l.count()
+	var rightCells []entry
+	rightFirst := uint64(0)
+	if m.leaf {
+		rightCells = m.cells[k:]
+		if k < 1 || len(rightCells) < 1 || !bytes.Equal(sep, rightCells[0].key) {
+			m.fatalf("leaf split: %d left, %d right, sep %x", k, len(rightCells), sep)
+		}
+	} else {
+		if k < 1 || k >= len(m.cells) || !bytes.Equal(sep, m.cells[k].key) {
+			m.fatalf("branch split: %d left of %d, sep %x", k, len(m.cells), sep)
+		}
+		rightCells, rightFirst = m.cells[k+1:], m.cells[k].child
+	}
+	if r.kind() != l.kind() {
+		m.fatalf("right is of kind %d", r.kind())
+	}
+	want := splitPoint(len(m.cells), func(i int) int { return m.cells[i].size(m.leaf) }, len(m.page), fill)
+	if k != want {
+		m.fatalf("split at %d, splitPoint says %d", k, want)
+	}
+	left := &editModel{tb: m.tb, page: m.page, leaf: m.leaf, first: m.first, txid: m.txid, cells: slices.Clone(m.cells[:k]), op: m.op + " (left)"}
+	right := &editModel{tb: m.tb, page: m.right, leaf: m.leaf, first: rightFirst, txid: rtxid, cells: slices.Clone(rightCells), op: m.op + " (right)"}
+	for _, h := range []*editModel{left, right} {
+		h.verify()
+		if n := h.n(); n.free() != n.upper()-n.slotsEnd() {
+			h.fatalf("not compact: %d free, gap %d", n.free(), n.upper()-n.slotsEnd())
+		}
+		if !bytes.Equal(h.page, h.encoded()) {
+			h.fatalf("half differs from the encoded model")
+		}
+	}
+	if keepRight(sep) {
+		m.page, m.right = m.right, m.page
+		m.first, m.txid, m.cells = right.first, right.txid, right.cells
+	} else {
+		m.cells = left.cells
+	}
+}
+
+// Random keys and values, of every size up to the limits of the page.
+
+func maxKeyFor(pageSize int) int    { return pageSize/4 - 16 } // Tree.MaxKeySize
+func maxInlineFor(pageSize int) int { return pageSize/4 - 16 } // Tree.MaxInlineValueSize
+
+// randLen is a length in [lo, hi]: often small, often at a uvarint or
+// size boundary, sometimes anything.
+func randLen(rng *rand.Rand, lo, hi int) int {
+	var n int
+	switch rng.IntN(8) {
+	case 0:
+		n = hi
+	case 1:
+		n = lo
+	case 2, 3:
+		n = lo + rng.IntN(min(16, hi-lo+1))
+	case 4:
+		b := []int{63, 64, 127, 128, 255, 256, 8191, 8192}
+		n = b[rng.IntN(len(b))] + rng.IntN(3) - 1
+	default:
+		n = lo + rng.IntN(hi-lo+1)
+	}
+	return min(max(n, lo), hi)
+}
+
+func randEditKey(rng *rand.Rand, pageSize int) []byte {
+	k := make([]byte, randLen(rng, 1, maxKeyFor(pageSize)))
+	for i := range k {
+		k[i] = byte('a' + rng.IntN(4)) // a small alphabet: shared prefixes
+	}
+	if rng.IntN(4) == 0 {
+		k[len(k)-1] = byte(rng.Uint32()) // any byte, 0 and 0xff included
+	}
+	return k
+}
+
+func randEditValue(rng *rand.Rand, pageSize int) (value []byte, overflow bool, length int) {
+	inline := maxInlineFor(pageSize)
+	if rng.IntN(8) == 0 {
+		return binary.LittleEndian.AppendUint64(nil, rng.Uint64()), true, randLen(rng, inline+1, MaxValueSize)
+	}
+	v := make([]byte, randLen(rng, 0, inline))
+	for i := range v {
+		v[i] = byte(rng.Uint32())
+	}
+	return v, false, len(v)
+}
+
+// randomEdits applies ops random edits to a node of pageSize bytes. An
+// insert that does not fit splits the node, as the write path will, and
+// is retried in the half the key belongs to.
+func randomEdits(m *editModel, rng *rand.Rand, ops int) {
+	ps := len(m.page)
+	for range ops {
+		c := len(m.cells)
+		switch r := rng.IntN(100); {
+		case r < 45 || c == 0: // insert
+			e := entry{key: randEditKey(rng, ps), child: rng.Uint64()}
+			if m.leaf {
+				e.value, e.overflow, e.length = randEditValue(rng, ps)
+			}
+			if isNew, ok := m.insert(e); isNew && !ok && c >= 2 {
+				m.split(0.1+0.9*rng.Float64(), func(sep []byte) bool { return bytes.Compare(e.key, sep) >= 0 })
+				m.insert(e)
+			}
+		case r < 65 && m.leaf: // replace
+			v, ovf, length := randEditValue(rng, ps)
+			m.replace(rng.IntN(c), v, ovf, length)
+		case r < 65: // set a child
+			m.setChild(rng.IntN(c+1), rng.Uint64())
+		case r < 85:
+			m.delete(rng.IntN(c))
+		case r < 88:
+			m.compact()
+		case r < 92 && c >= 2:
+			right := rng.IntN(2) == 0
+			m.split(0.1+0.9*rng.Float64(), func([]byte) bool { return right })
+		case r < 94:
+			m.setTxid(rng.Uint64())
+		default: // a key that is not there
+			m.op = "search"
+			m.search(randEditKey(rng, ps))
+		}
+	}
+}
+
+func TestEditModel(t *testing.T) {
+	for _, ps := range []int{512, 4096, 16384, 65536} {
+		for _, leaf := range []bool{true, false} {
+			t.Run(fmt.Sprintf("page=%d/leaf=%v", ps, leaf), func(t *testing.T) {
+				paths := map[string]int{}
+				ops := 3000
+				if testing.Short() {
+					ops = 500
+				}
+				for seed := range uint64(4) {
+					m := newEditModel(t, ps, leaf)
+					randomEdits(m, rand.New(rand.NewPCG(seed, uint64(ps))), ops)
+					for p, n := range m.paths {
+						paths[p] += n
+					}
+				}
+				t.Logf("paths: %v", paths)
+				want := []string{"insert", "insert after compaction", "insert refused", "delete", "delete lowest", "compact", "split"}
+				if leaf {
+					want = append(want, "replace refused", "replace shrunk in place", "replace same size",
+						"replace grown in place", "replace moved to the gap", "replace with compaction")
+				} else {
+					want = append(want, "setChild")
+				}
+				for _, p := range want {
+					if paths[p] == 0 {
+						t.Errorf("path %q never ran", p)
+					}
+				}
+			})
+		}
+	}
+}
