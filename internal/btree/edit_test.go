@@ -19,40 +19,40 @@ func checkLayout(b []byte) (int, error) {
 		return 0, err
 	}
 	n := node(b)
-	covered := make([]bool, len(b))
-	slotsEnd := nodeHeaderSize + slotSize*n.count()
-	for j := range slotsEnd {
-		covered[j] = true
-	}
-	lowest := len(b)
+	type span struct{ cell, off, end int }
+	spans := make([]span, 0, n.count()+1)
 	for i := range n.count() {
 		off := n.cellOff(i)
 		end, err := cellEnd(b, off, n.kind()) // node.go's parser, not edit.go's
 		if err != nil {
 			return 0, err
 		}
-		for j := off; j < end; j++ {
-			if covered[j] {
-				return 0, fmt.Errorf("cell %d [%d, %d) overlaps at byte %d", i, off, end, j)
-			}
-			covered[j] = true
-		}
-		lowest = min(lowest, off)
+		spans = append(spans, span{i, off, end})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.off - b.off })
+	lowest := len(b)
+	if len(spans) > 0 {
+		lowest = spans[0].off
 	}
 	if n.upper() != lowest {
 		return 0, fmt.Errorf("upper %d, lowest cell at %d", n.upper(), lowest)
 	}
-	free := 0
-	for j, c := range covered {
-		if !c {
-			if b[j] != 0 {
-				return 0, fmt.Errorf("free byte %d is %#x, not zero", j, b[j])
-			}
-			free++
+	free, at := 0, nodeHeaderSize+slotSize*n.count()
+	spans = append(spans, span{-1, len(b), len(b)})
+	for _, s := range spans {
+		if s.off < at {
+			return 0, fmt.Errorf("cell %d [%d, %d) overlaps the cell or slots before it, which end at %d", s.cell, s.off, s.end, at)
 		}
+		if gap := b[at:s.off]; !bytes.Equal(gap, zeroPage[:len(gap)]) {
+			return 0, fmt.Errorf("free bytes [%d, %d) not zero", at, s.off)
+		}
+		free += s.off - at
+		at = s.end
 	}
 	return free, nil
 }
+
+var zeroPage = make([]byte, 1<<16)
 
 // entry is a cell of the model: a leaf's (key, value, overflow, length)
 // or a branch's (key, child).
@@ -158,9 +158,10 @@ func (m *editModel) verify() {
 		if j, ok := n.search(m.cells[i].key); !ok || j != i {
 			m.fatalf("search key %d: %d %v", i, j, ok)
 		}
-		after := append(bytes.Clone(m.cells[i].key), 0)
-		if j, ok := n.search(after); ok || j != i+1 && !(i+1 < len(m.cells) && bytes.Equal(m.cells[i+1].key, after) && j == i+1) {
-			m.fatalf("search after key %d: %d %v", i, j, ok)
+		after := append(bytes.Clone(m.cells[i].key), 0) // the next key, or none
+		j, ok := n.search(after)
+		if wj, wok := m.find(after); j != wj || ok != wok {
+			m.fatalf("search after key %d: %d %v, model %d %v", i, j, ok, wj, wok)
 		}
 	}
 }
@@ -461,10 +462,13 @@ func TestEditModel(t *testing.T) {
 			t.Run(fmt.Sprintf("page=%d/leaf=%v", ps, leaf), func(t *testing.T) {
 				paths := map[string]int{}
 				ops := 3000
-				if testing.Short() {
-					ops = 500
+				if ps > 16384 {
+					ops = 1000 // the same operations, more cells
 				}
-				for seed := range uint64(4) {
+				if testing.Short() {
+					ops /= 10
+				}
+				for seed := range uint64(3) {
 					m := newEditModel(t, ps, leaf)
 					randomEdits(m, rand.New(rand.NewPCG(seed, uint64(ps))), ops)
 					for p, n := range m.paths {
@@ -487,4 +491,166 @@ func TestEditModel(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestEditMisusePanics checks that misuse panics before the page changes.
+func TestEditMisusePanics(t *testing.T) {
+	leaf, branch := make([]byte, 4096), make([]byte, 4096)
+	initNode(leaf, kindLeaf, 0, 1)
+	initNode(branch, kindBranch, 5, 1)
+	for _, k := range []string{"b", "d", "f"} {
+		if !node(leaf).insertLeaf(node(leaf).count(), []byte(k), []byte("v"), false, 1) ||
+			!node(branch).insertBranch(node(branch).count(), []byte(k), 9) {
+			t.Fatal("setup insert refused")
+		}
+	}
+	ref := make([]byte, overflowRef)
+	cases := map[string]struct {
+		page []byte
+		f    func(n node)
+	}{
+		"leaf key equal":        {leaf, func(n node) { n.insertLeaf(1, []byte("d"), nil, false, 0) }},
+		"leaf key before":       {leaf, func(n node) { n.insertLeaf(1, []byte("a"), nil, false, 0) }},
+		"leaf key after":        {leaf, func(n node) { n.insertLeaf(1, []byte("e"), nil, false, 0) }},
+		"leaf slot past end":    {leaf, func(n node) { n.insertLeaf(4, []byte("g"), nil, false, 0) }},
+		"leaf slot negative":    {leaf, func(n node) { n.insertLeaf(-1, []byte("a"), nil, false, 0) }},
+		"inline length wrong":   {leaf, func(n node) { n.insertLeaf(0, []byte("a"), []byte("xy"), false, 3) }},
+		"overflow ref short":    {leaf, func(n node) { n.insertLeaf(0, []byte("a"), ref[:7], true, 1<<20) }},
+		"overflow too long":     {leaf, func(n node) { n.insertLeaf(0, []byte("a"), ref, true, MaxValueSize+1) }},
+		"replace out of range":  {leaf, func(n node) { n.replaceLeafValue(3, nil, false, 0) }},
+		"replace bad ref":       {leaf, func(n node) { n.replaceLeafValue(0, ref[:4], true, 1<<20) }},
+		"delete out of range":   {leaf, func(n node) { n.deleteCell(3) }},
+		"insertBranch on leaf":  {leaf, func(n node) { n.insertBranch(0, []byte("a"), 1) }},
+		"setChild on leaf":      {leaf, func(n node) { n.setChild(0, 1) }},
+		"insertLeaf on branch":  {branch, func(n node) { n.insertLeaf(0, []byte("a"), nil, false, 0) }},
+		"replace on branch":     {branch, func(n node) { n.replaceLeafValue(0, nil, false, 0) }},
+		"branch key order":      {branch, func(n node) { n.insertBranch(3, []byte("a"), 1) }},
+		"setChild out of range": {branch, func(n node) { n.setChild(4, 1) }},
+		"split right too small": {leaf, func(n node) { n.splitInto(make([]byte, 1024), 0.5, 2, nil) }},
+		"split point 0":         {branch, func(n node) { n.splitAt(make([]byte, 4096), 0, 2, nil) }},
+		"split point count":     {leaf, func(n node) { n.splitAt(make([]byte, 4096), 3, 2, nil) }},
+	}
+	for name, c := range cases {
+		before := bytes.Clone(c.page)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			c.f(node(c.page))
+		}()
+		if !bytes.Equal(before, c.page) {
+			t.Errorf("%s: page changed", name)
+		}
+	}
+	one := make([]byte, 512)
+	initNode(one, kindLeaf, 0, 1)
+	node(one).insertLeaf(0, []byte("k"), nil, false, 0)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("split of one cell: no panic")
+			}
+		}()
+		node(one).splitInto(make([]byte, 512), 0.5, 2, nil)
+	}()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("initNode of a leaf with a child: no panic")
+			}
+		}()
+		initNode(make([]byte, 512), kindLeaf, 3, 1)
+	}()
+}
+
+// editOps decodes fuzz input into edits of an editModel.
+type editOps struct{ b []byte }
+
+func (d *editOps) byte() byte {
+	if len(d.b) == 0 {
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *editOps) uint16() int { return int(d.byte())<<8 | int(d.byte()) }
+
+func (d *editOps) key(pageSize int) []byte {
+	k := make([]byte, 1+d.uint16()%maxKeyFor(pageSize))
+	for i := range min(len(k), 3) {
+		k[i] = d.byte()
+	}
+	for i := 3; i < len(k); i++ {
+		k[i] = 'x'
+	}
+	return k
+}
+
+func (d *editOps) value(pageSize int) ([]byte, bool, int) {
+	inline := maxInlineFor(pageSize)
+	if f := d.byte(); f&0x80 != 0 {
+		length := inline + 1 + (int(f&0x7f)<<16|d.uint16())%(MaxValueSize-inline)
+		return binary.LittleEndian.AppendUint64(nil, uint64(length)), true, length
+	}
+	v := make([]byte, d.uint16()%(inline+1))
+	for i := range v {
+		v[i] = byte(i)
+	}
+	return v, false, len(v)
+}
+
+// FuzzEditNode applies the edits the input decodes to (inserts, replaces,
+// deletes, child updates, compactions, splits) to a node and a model,
+// checking the node against the model and edit.go's invariants after
+// every one.
+func FuzzEditNode(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 0, 10, 'a', 'b', 'c', 0, 0, 20})
+	f.Add([]byte{1, 0, 0, 0, 5, 'k', 'e', 'y', 3, 0, 0, 0, 2, 1, 5, 0})
+	rng := rand.New(rand.NewPCG(5, 5))
+	for range 8 {
+		b := make([]byte, 50+rng.IntN(300))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := &editOps{b: b}
+		ps := []int{256, 512, 1024, 4096}[d.byte()%4]
+		m := newEditModel(t, ps, d.byte()&1 == 0)
+		for ops := 0; len(d.b) > 0 && ops < 300; ops++ { // bounded: each step checks the whole node
+			c := len(m.cells)
+			switch op := d.byte() % 8; {
+			case op <= 2 || c == 0:
+				e := entry{key: d.key(ps), child: uint64(d.uint16())}
+				if m.leaf {
+					e.value, e.overflow, e.length = d.value(ps)
+				}
+				if isNew, ok := m.insert(e); !isNew && m.leaf {
+					i, _ := m.find(e.key)
+					m.replace(i, e.value, e.overflow, e.length)
+				} else if isNew && !ok && c >= 2 {
+					m.split(float64(1+d.byte()%10)/10, func(sep []byte) bool { return bytes.Compare(e.key, sep) >= 0 })
+					m.insert(e)
+				}
+			case op == 3 && m.leaf:
+				i := d.uint16() % c
+				v, ovf, length := d.value(ps)
+				m.replace(i, v, ovf, length)
+			case op == 3:
+				m.setChild(d.uint16()%(c+1), uint64(d.uint16()))
+			case op == 4 || op == 5:
+				m.delete(d.uint16() % c)
+			case op == 6:
+				m.compact()
+			case c >= 2:
+				right := d.byte()&1 == 1
+				m.split(float64(1+d.byte()%10)/10, func([]byte) bool { return right })
+			}
+		}
+	})
 }
