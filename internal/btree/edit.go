@@ -166,7 +166,6 @@ func (n node) rebuild(scratch []byte, replace int, value []byte, overflow bool, 
 	}
 	old := scratch[:size]
 	copy(old[upper:], n[upper:])
-	clear(n[n.slotsEnd():])
 	end := size
 	for i := range n.count() {
 		off := n.cellOff(i)
@@ -182,6 +181,11 @@ func (n node) rebuild(scratch []byte, replace int, value []byte, overflow bool, 
 			copy(n[end:], old[off:off+body])
 		}
 		n.setCellOff(i, end)
+	}
+	// The cells fill [end, size); below upper was zero already (and
+	// slots dropped by splitAt's setCount are cleared by it).
+	if upper < end {
+		clear(n[upper:end])
 	}
 	n.setUpper(end)
 }
@@ -463,7 +467,20 @@ func (n node) splitAt(right []byte, k int, txid uint64, sep []byte) []byte {
 	if leaf {
 		sep = append(sep, r.key(0)...)
 	}
+	// The cells that stay: if they fill [lowest, page size) without gaps
+	// (a node built by appends, as sequential inserts build it), clearing
+	// below them is enough; else compact.
+	lowest, live := len(n), 0
+	for i := range k {
+		lowest, live = min(lowest, n.cellOff(i)), live+n.cellBody(i)
+	}
 	n.setCount(k)
-	n.compact()
+	clear(n[n.slotsEnd() : nodeHeaderSize+slotSize*c])
+	if lowest+live == len(n) {
+		clear(n[n.upper():lowest])
+		n.setUpper(lowest)
+	} else {
+		n.compact()
+	}
 	return sep
 }
