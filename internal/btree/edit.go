@@ -434,42 +434,55 @@ func (n node) splitInto(right []byte, fill float64, txid uint64, sep []byte) []b
 
 // splitAt is splitInto at split point k, 1 ≤ k < count: cells [k, count)
 // move to right (a leaf) or cell k moves up and cells (k, count) move
-// right (a branch). A caller that splits to make room for a cell it is
-// about to insert can choose k with splitPoint over the cells with the new
-// one among them, so that the half it goes to has room for it.
+// right (a branch).
 func (n node) splitAt(right []byte, k int, txid uint64, sep []byte) []byte {
 	c, leaf := n.count(), n.kind() == kindLeaf
 	if k < 1 || k >= c {
 		panic("btree: splitAt: split point out of range")
 	}
-	if len(right) != len(n) {
-		panic("btree: splitAt: pages of different sizes")
-	}
-	r := node(right)
-	from := k
+	n.mustBeSameSize(right, "splitAt")
 	if leaf {
 		initNode(right, kindLeaf, 0, txid)
-	} else {
-		sep = append(sep, n.key(k)...)
-		initNode(right, kindBranch, n.child(k+1), txid)
-		from = k + 1
+		n.moveTail(right, k)
+		n.truncate(k)
+		return append(sep, node(right).key(0)...)
 	}
-	upper := len(r)
+	sep = append(sep, n.key(k)...)
+	initNode(right, kindBranch, n.child(k+1), txid)
+	n.moveTail(right, k+1)
+	n.truncate(k)
+	return sep
+}
+
+func (n node) mustBeSameSize(right []byte, op string) {
+	if len(right) != len(n) {
+		panic("btree: " + op + ": pages of different sizes")
+	}
+}
+
+// moveTail appends copies of cells [from, count) to right, an initialised
+// node with room for them.
+func (n node) moveTail(right []byte, from int) {
+	r, c := node(right), n.count()
+	upper, rc := r.upper(), r.count()
 	for j := from; j < c; j++ {
 		off := n.cellOff(j)
 		body := n.cellBody(j)
 		upper -= body
 		copy(r[upper:], n[off:off+body])
-		r.setCellOff(j-from, upper)
+		r.setCellOff(rc, upper)
+		rc++
 	}
-	r.setCount(c - from)
+	r.setCount(rc)
 	r.setUpper(upper)
-	if leaf {
-		sep = append(sep, r.key(0)...)
-	}
-	// The cells that stay: if they fill [lowest, page size) without gaps
-	// (a node built by appends, as sequential inserts build it), clearing
-	// below them is enough; else compact.
+}
+
+// truncate drops the cells from k on and leaves the node compact. If the
+// cells that stay fill [lowest, page size) without gaps (a node built by
+// appends, as sequential inserts build it), clearing below them is
+// enough; else it compacts.
+func (n node) truncate(k int) {
+	c := n.count()
 	lowest, live := len(n), 0
 	for i := range k {
 		lowest, live = min(lowest, n.cellOff(i)), live+n.cellBody(i)
@@ -481,6 +494,107 @@ func (n node) splitAt(right []byte, k int, txid uint64, sep []byte) []byte {
 		n.setUpper(lowest)
 	} else {
 		n.compact()
+	}
+}
+
+// splitPointWith is splitPoint over the node's cells with a new cell of
+// size bytes (slot included) at slot i, and checks that both halves fit
+// the page (they always do if no cell takes over half the page less the
+// header, as the tree's key and value limits ensure); it panics, before
+// the page changes, if they do not.
+func (n node) splitPointWith(i, size int, fill float64, op string) int {
+	c := n.count()
+	if c == 0 {
+		panic("btree: " + op + ": empty node (an insert into it fits)")
+	}
+	cellSize := func(j int) int {
+		switch {
+		case j < i:
+			return n.cellBody(j) + slotSize
+		case j == i:
+			return size
+		}
+		return n.cellBody(j-1) + slotSize
+	}
+	k := splitPoint(c+1, cellSize, len(n), fill)
+	left, right := nodeHeaderSize, nodeHeaderSize
+	for j := range c + 1 {
+		switch {
+		case j < k:
+			left += cellSize(j)
+		case j > k || n.kind() == kindLeaf:
+			right += cellSize(j)
+		}
+	}
+	if left > len(n) || right > len(n) {
+		panic("btree: " + op + ": the cells cannot be split into two pages")
+	}
+	return k
+}
+
+// splitInsertLeaf inserts a leaf cell that insertLeaf refused (the same
+// arguments: slot i, key, value, overflow, length) by splitting the node:
+// the split point is splitPoint with fill over the cells with the new one
+// among them, so both halves fit with it, and it goes to the half it
+// belongs to. right, txid and sep are as for splitInto (the separator,
+// right's first key, may be the new key). It always succeeds for the
+// tree's key and value limits; it panics, the page unchanged, for misuse
+// (as insertLeaf) or cells that no split makes fit.
+func (n node) splitInsertLeaf(right []byte, i int, key, value []byte, overflow bool, length int, fill float64, txid uint64, sep []byte) []byte {
+	n.mustBe(kindLeaf, "splitInsertLeaf")
+	mustBeLeafValue(value, overflow, length, "splitInsertLeaf")
+	n.mustFitOrder(i, key, "splitInsertLeaf")
+	n.mustBeSameSize(right, "splitInsertLeaf")
+	k := n.splitPointWith(i, leafCellSize(len(key), length, overflow), fill, "splitInsertLeaf")
+	initNode(right, kindLeaf, 0, txid)
+	ok := false
+	if i < k { // the new cell stays left: k−1 of the old cells with it
+		n.moveTail(right, k-1)
+		n.truncate(k - 1)
+		ok = n.insertLeaf(i, key, value, overflow, length)
+	} else {
+		n.moveTail(right, k)
+		n.truncate(k)
+		ok = node(right).insertLeaf(i-k, key, value, overflow, length)
+	}
+	if !ok {
+		panic("btree: splitInsertLeaf: no room after the split") // splitPointWith checked
+	}
+	return append(sep, node(right).key(0)...)
+}
+
+// splitInsertBranch inserts a branch cell that insertBranch refused (slot
+// i, key, child) by splitting the node, like splitInsertLeaf: the split
+// point is chosen over the cells with the new one among them, and the cell
+// there moves up (its key appended to sep and returned, its child right's
+// first child) — the new cell itself if it falls on the split point.
+func (n node) splitInsertBranch(right []byte, i int, key []byte, child uint64, fill float64, txid uint64, sep []byte) []byte {
+	n.mustBe(kindBranch, "splitInsertBranch")
+	n.mustFitOrder(i, key, "splitInsertBranch")
+	n.mustBeSameSize(right, "splitInsertBranch")
+	k := n.splitPointWith(i, branchCellSize(len(key)), fill, "splitInsertBranch")
+	ok := true
+	switch {
+	case i == k: // the new cell moves up
+		sep = append(sep, key...)
+		initNode(right, kindBranch, child, txid)
+		n.moveTail(right, i)
+		n.truncate(i)
+	case i > k: // old cell k moves up, the new cell goes right
+		sep = append(sep, n.key(k)...)
+		initNode(right, kindBranch, n.child(k+1), txid)
+		n.moveTail(right, k+1)
+		n.truncate(k)
+		ok = node(right).insertBranch(i-k-1, key, child)
+	default: // old cell k−1 moves up, the new cell stays left
+		sep = append(sep, n.key(k-1)...)
+		initNode(right, kindBranch, n.child(k), txid)
+		n.moveTail(right, k)
+		n.truncate(k - 1)
+		ok = n.insertBranch(i, key, child)
+	}
+	if !ok {
+		panic("btree: splitInsertBranch: no room after the split") // splitPointWith checked
 	}
 	return sep
 }

@@ -321,13 +321,10 @@ func (m *editModel) compact() {
 func (m *editModel) split(fill float64, keepRight func(sep []byte) bool) {
 	m.tb.Helper()
 	m.op = fmt.Sprintf("split at fill %.2f of %d cells", fill, len(m.cells))
-	for i := range m.right {
-		m.right[i] = 0xBB // splitInto must initialise right
-	}
-	rtxid := m.txid + 1
-	want := splitPoint(len(m.cells), func(i int) int { return m.cells[i].size(m.leaf) }, len(m.page), fill)
+	m.dirtyRight()
+	k := splitPoint(len(m.cells), func(i int) int { return m.cells[i].size(m.leaf) }, len(m.page), fill)
 	lowest, live := len(m.page), 0
-	for i := range want {
+	for i := range k {
 		lowest, live = min(lowest, m.n().cellOff(i)), live+m.cells[i].size(m.leaf)-slotSize
 	}
 	if lowest+live == len(m.page) {
@@ -335,46 +332,95 @@ func (m *editModel) split(fill float64, keepRight func(sep []byte) bool) {
 	} else {
 		m.paths["split, left compacted"]++
 	}
-	sep := m.n().splitInto(m.right, fill, rtxid, m.sepBuf[:0])
+	sep := m.n().splitInto(m.right, fill, m.txid+1, m.sepBuf[:0])
+	m.halves(m.cells, k, sep, true, keepRight)
+}
+
+// splitInsert inserts e, which does not fit, with splitInsertLeaf or
+// splitInsertBranch, and checks the halves as split does.
+func (m *editModel) splitInsert(e entry, fill float64, keepRight func(sep []byte) bool) {
+	m.tb.Helper()
+	m.op = fmt.Sprintf("split-insert key %d bytes value %d/%v/%d at fill %.2f of %d cells", len(e.key), len(e.value), e.overflow, e.length, fill, len(m.cells))
+	m.dirtyRight()
+	i, _ := m.search(e.key)
+	cells := slices.Insert(slices.Clone(m.cells), i, e)
+	k := splitPoint(len(cells), func(i int) int { return cells[i].size(m.leaf) }, len(m.page), fill)
+	var sep []byte
+	if m.leaf {
+		m.paths[map[bool]string{true: "split-insert left", false: "split-insert right"}[i < k]]++
+		sep = m.n().splitInsertLeaf(m.right, i, e.key, e.value, e.overflow, e.length, fill, m.txid+1, m.sepBuf[:0])
+	} else {
+		switch {
+		case i < k:
+			m.paths["split-insert left"]++
+		case i == k:
+			m.paths["split-insert moves the new key up"]++
+		default:
+			m.paths["split-insert right"]++
+		}
+		sep = m.n().splitInsertBranch(m.right, i, e.key, e.child, fill, m.txid+1, m.sepBuf[:0])
+	}
+	m.halves(cells, k, sep, false, keepRight)
+}
+
+func (m *editModel) dirtyRight() {
+	for i := range m.right {
+		m.right[i] = 0xBB // the split must initialise right
+	}
+}
+
+// halves checks a split of cells at k into the page (left) and m.right,
+// with separator sep and right's txid m.txid+1; the model continues with
+// one of them. If encoded, right must be what encodeLeaf or encodeBranch
+// makes of its cells.
+func (m *editModel) halves(cells []entry, k int, sep []byte, encoded bool, keepRight func(sep []byte) bool) {
+	m.tb.Helper()
 	m.sepBuf = sep[:0]
 	sep = bytes.Clone(sep)
 	l, r := m.n(), node(m.right)
-	k := l.count()
-	var rightCells []entry
-	rightFirst := uint64(0)
-	if m.leaf {
-		rightCells = m.cells[k:]
-		if k < 1 || len(rightCells) < 1 || !bytes.Equal(sep, rightCells[0].key) {
-			m.fatalf("leaf split: %d left, %d right, sep %x", k, len(rightCells), sep)
-		}
-	} else {
-		if k < 1 || k >= len(m.cells) || !bytes.Equal(sep, m.cells[k].key) {
-			m.fatalf("branch split: %d left of %d, sep %x", k, len(m.cells), sep)
-		}
-		rightCells, rightFirst = m.cells[k+1:], m.cells[k].child
+	rightCells, rightFirst := cells[k:], uint64(0)
+	if !m.leaf {
+		rightCells, rightFirst = cells[k+1:], cells[k].child
 	}
-	if r.kind() != l.kind() {
-		m.fatalf("right is of kind %d", r.kind())
+	if l.count() != k || k < 1 || k >= len(cells) || !bytes.Equal(sep, cells[k].key) || r.kind() != l.kind() {
+		m.fatalf("split: %d left, want %d of %d; sep %x, want %x; right of kind %d", l.count(), k, len(cells), sep, cells[k].key, r.kind())
 	}
-	if k != want {
-		m.fatalf("split at %d, splitPoint says %d", k, want)
-	}
-	left := &editModel{tb: m.tb, page: m.page, leaf: m.leaf, first: m.first, txid: m.txid, cells: slices.Clone(m.cells[:k]), op: m.op + " (left)"}
-	right := &editModel{tb: m.tb, page: m.right, leaf: m.leaf, first: rightFirst, txid: rtxid, cells: slices.Clone(rightCells), op: m.op + " (right)"}
+	left := &editModel{tb: m.tb, page: m.page, leaf: m.leaf, first: m.first, txid: m.txid, cells: slices.Clone(cells[:k]), op: m.op + " (left)"}
+	right := &editModel{tb: m.tb, page: m.right, leaf: m.leaf, first: rightFirst, txid: m.txid + 1, cells: slices.Clone(rightCells), op: m.op + " (right)"}
 	for _, h := range []*editModel{left, right} {
 		h.verify()
 		if n := h.n(); n.free() != n.upper()-n.slotsEnd() {
 			h.fatalf("not compact: %d free, gap %d", n.free(), n.upper()-n.slotsEnd())
 		}
-		if h == right && !bytes.Equal(h.page, h.encoded()) {
-			h.fatalf("right half differs from the encoded model")
-		}
+	}
+	if encoded && !bytes.Equal(right.page, right.encoded()) {
+		right.fatalf("right half differs from the encoded model")
 	}
 	if keepRight(sep) {
 		m.page, m.right = m.right, m.page
 		m.first, m.txid, m.cells = right.first, right.txid, right.cells
 	} else {
 		m.cells = left.cells
+	}
+}
+
+// splitThenInsert makes room for e, which did not fit: with
+// splitInsertLeaf/Branch (at once) if at once, else by splitInto and an
+// insert into the half e belongs to (which may still not fit: counted as
+// path "insert refused after split"). It goes on in that half.
+func (m *editModel) splitThenInsert(e entry, fill float64, atOnce bool) {
+	m.tb.Helper()
+	keep := func(sep []byte) bool { return bytes.Compare(e.key, sep) >= 0 }
+	if atOnce {
+		m.splitInsert(e, fill, keep)
+		return
+	}
+	if len(m.cells) < 2 {
+		return
+	}
+	m.split(fill, keep)
+	if _, ok := m.insert(e); !ok {
+		m.paths["insert refused after split"]++
 	}
 }
 
@@ -439,9 +485,8 @@ func randomEdits(m *editModel, rng *rand.Rand, ops int) {
 			if m.leaf {
 				e.value, e.overflow, e.length = randEditValue(rng, ps)
 			}
-			if isNew, ok := m.insert(e); isNew && !ok && c >= 2 {
-				m.split(0.1+0.9*rng.Float64(), func(sep []byte) bool { return bytes.Compare(e.key, sep) >= 0 })
-				m.insert(e)
+			if isNew, ok := m.insert(e); isNew && !ok {
+				m.splitThenInsert(e, 0.1+0.9*rng.Float64(), rng.IntN(2) == 0)
 			}
 		case r < 65 && m.leaf: // replace
 			v, ovf, length := randEditValue(rng, ps)
@@ -485,12 +530,12 @@ func TestEditModel(t *testing.T) {
 				}
 				t.Logf("paths: %v", paths)
 				want := []string{"insert", "insert after compaction", "insert refused", "delete", "delete lowest", "compact",
-					"split, left contiguous", "split, left compacted"}
+					"split, left contiguous", "split, left compacted", "split-insert left", "split-insert right"}
 				if leaf {
 					want = append(want, "replace refused", "replace shrunk in place", "replace same size",
 						"replace grown in place", "replace moved to the gap", "replace with compaction")
 				} else {
-					want = append(want, "setChild")
+					want = append(want, "setChild", "split-insert moves the new key up")
 				}
 				for _, p := range want {
 					if paths[p] == 0 {
@@ -642,9 +687,8 @@ func FuzzEditNode(f *testing.F) {
 				if isNew, ok := m.insert(e); !isNew && m.leaf {
 					i, _ := m.find(e.key)
 					m.replace(i, e.value, e.overflow, e.length)
-				} else if isNew && !ok && c >= 2 {
-					m.split(float64(1+d.byte()%10)/10, func(sep []byte) bool { return bytes.Compare(e.key, sep) >= 0 })
-					m.insert(e)
+				} else if isNew && !ok {
+					m.splitThenInsert(e, float64(1+d.byte()%10)/10, d.byte()&1 == 0)
 				}
 			case op == 3 && m.leaf:
 				i := d.uint16() % c
@@ -666,31 +710,41 @@ func FuzzEditNode(f *testing.F) {
 
 // TestEditSequentialFill appends rows in key order, splitting a full leaf
 // and going on in its right half as the write path will: every left half
-// is a contiguous node filled to the fill factor, less at most one row
-// (the row that did not fit is not part of the split).
+// is filled to the fill factor, less at most one row (two with
+// splitInto, which does not count the row that did not fit).
 func TestEditSequentialFill(t *testing.T) {
 	for _, ps := range []int{4096, 16384} {
 		for _, fill := range []float64{0.5, 0.75, 0.9, 1} {
-			m := newEditModel(t, ps, true)
-			row := leafCellSize(16, 84, false)
-			splits := 0
-			for i := range 2000 {
-				e := entry{key: benchKey(i), value: make([]byte, 84), length: 84}
-				if _, ok := m.insert(e); ok {
-					continue
+			for _, atOnce := range []bool{false, true} {
+				m := newEditModel(t, ps, true)
+				row := leafCellSize(16, 84, false)
+				splits := 0
+				for i := range 4 * ps / row { // four pages of rows
+					e := entry{key: benchKey(i), value: make([]byte, 84), length: 84}
+					if _, ok := m.insert(e); ok {
+						continue
+					}
+					// Go on in the right half. splitInsertLeaf fills the
+					// left one to the fill factor with the new row
+					// counted; splitInto without it.
+					budget, lowest := int(fill*float64(ps)), min(int(fill*float64(ps)), ps-row)-row
+					if atOnce {
+						m.splitInsert(e, fill, func([]byte) bool { return true })
+						lowest = min(budget, ps) - row
+					} else {
+						m.split(fill, func([]byte) bool { return true })
+						if _, ok := m.insert(e); !ok {
+							t.Fatalf("row %d does not fit the right half", i)
+						}
+					}
+					if used := len(m.right) - node(m.right).free(); used > budget || used <= lowest {
+						t.Errorf("page %d fill %.2f at once %v: left half uses %d bytes", ps, fill, atOnce, used)
+					}
+					splits++
 				}
-				m.split(fill, func([]byte) bool { return true }) // go on in the right half
-				used := len(m.right) - node(m.right).free()
-				if budget := int(fill * float64(ps)); used > budget || used < min(budget, ps-row)-row {
-					t.Errorf("page %d fill %.2f: left half uses %d bytes", ps, fill, used)
+				if splits == 0 || m.paths["split, left contiguous"]+m.paths["split-insert right"] != splits {
+					t.Errorf("page %d fill %.2f: %d splits, %v", ps, fill, splits, m.paths)
 				}
-				splits++
-				if _, ok := m.insert(e); !ok {
-					t.Fatalf("row %d does not fit the right half", i)
-				}
-			}
-			if splits == 0 || m.paths["split, left contiguous"] != splits {
-				t.Errorf("page %d fill %.2f: %d splits, %d of them contiguous", ps, fill, splits, m.paths["split, left contiguous"])
 			}
 		}
 	}
