@@ -182,6 +182,16 @@ func BenchmarkLeafSplit(b *testing.B) {
 			sep = node(page).splitInto(right, 0.5, 2, sep[:0])
 		}
 	})
+	b.Run("path=bytes-insert", func(b *testing.B) { // splitInsertLeaf of a row in the middle
+		page, right := make([]byte, benchPage), make([]byte, benchPage)
+		sep := make([]byte, 0, benchPage/4)
+		k, v := append(benchKey(77), 'x'), make([]byte, benchValue)
+		b.ReportAllocs()
+		for b.Loop() {
+			copy(page, base)
+			sep = node(page).splitInsertLeaf(right, 78, k, v, false, len(v), 0.5, 2, sep[:0])
+		}
+	})
 	b.Run("path=reencode", func(b *testing.B) {
 		page, left, right := make([]byte, benchPage), make([]byte, benchPage), make([]byte, benchPage)
 		sep := make([]byte, 0, benchPage/4)

@@ -583,6 +583,13 @@ func TestEditMisusePanics(t *testing.T) {
 		"split right too small": {leaf, func(n node) { n.splitInto(make([]byte, 1024), 0.5, 2, nil) }},
 		"split point 0":         {branch, func(n node) { n.splitAt(make([]byte, 4096), 0, 2, nil) }},
 		"split point count":     {leaf, func(n node) { n.splitAt(make([]byte, 4096), 3, 2, nil) }},
+		"split-insert order": {leaf, func(n node) {
+			n.splitInsertLeaf(make([]byte, 4096), 0, []byte("c"), nil, false, 0, 0.5, 2, nil)
+		}},
+		"split-insert right size": {branch, func(n node) { n.splitInsertBranch(make([]byte, 512), 0, []byte("a"), 1, 0.5, 2, nil) }},
+		"split-insert leaf on branch": {branch, func(n node) {
+			n.splitInsertLeaf(make([]byte, 4096), 0, []byte("a"), nil, false, 0, 0.5, 2, nil)
+		}},
 	}
 	for name, c := range cases {
 		before := bytes.Clone(c.page)
@@ -616,6 +623,36 @@ func TestEditMisusePanics(t *testing.T) {
 			}
 		}()
 		initNode(make([]byte, 512), kindLeaf, 3, 1)
+	}()
+	// Cells over the tree's limits that no split can make fit: a panic
+	// before the page changes, not a page over its size.
+	big := make([]byte, 512)
+	initNode(big, kindLeaf, 0, 1)
+	v := make([]byte, 230)
+	node(big).insertLeaf(0, []byte("a"), v, false, len(v))
+	node(big).insertLeaf(1, []byte("b"), v, false, len(v))
+	before := bytes.Clone(big)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("split-insert of a cell no split fits: no panic")
+			}
+		}()
+		w := make([]byte, 300)
+		node(big).splitInsertLeaf(make([]byte, 512), 1, []byte("aa"), w, false, len(w), 0.5, 2, nil)
+	}()
+	if !bytes.Equal(before, big) {
+		t.Error("split-insert that panicked changed the page")
+	}
+	empty := make([]byte, 512)
+	initNode(empty, kindBranch, 1, 1)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("split-insert into an empty node: no panic")
+			}
+		}()
+		node(empty).splitInsertBranch(make([]byte, 512), 0, []byte("a"), 2, 0.5, 2, nil)
 	}()
 }
 
