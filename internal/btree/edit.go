@@ -3,7 +3,9 @@
 // These functions edit a node's page bytes in place — slotted-page insert,
 // replace, delete, compaction and split — instead of materialising the
 // node's cells and encoding a new page. They work on any page that holds
-// a valid node (checkNode), written by encodeLeaf/encodeBranch or by them.
+// a valid node (checkNode) with the invariants below, as encodeLeaf,
+// encodeBranch and these functions write it (so every page the tree has
+// stored).
 //
 // Lock rules: the caller holds the page exclusively for the duration of a
 // call (its buffer-pool frame pinned and latched for writing, or a page no
@@ -28,10 +30,11 @@
 // was. Keys and values passed in must not alias the page being edited.
 // Misuse that would break an invariant — an index out of range, a key out
 // of order, the wrong kind of node, an overflow reference that is not 8
-// bytes — panics before the page is changed: it is a bug in the caller,
-// and a page written wrong would be stored and read back wrong. No call
-// allocates (compaction borrows a pooled scratch page, or takes the
-// caller's with compactWith).
+// bytes, cells that no split makes fit — panics before the page is
+// changed: it is a bug in the caller, and a page written wrong would be
+// stored and read back wrong. No call allocates: compaction borrows a
+// pooled scratch page (or takes the caller's, compactWith), and splits
+// append the separator to the caller's buffer.
 //
 // free is O(count) (the header has no field for the bytes in gaps, and the
 // on-disk format is unchanged); an insert or a replace that fits the

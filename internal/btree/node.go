@@ -51,7 +51,8 @@ const (
 // a valid node.
 var ErrCorruptNode = errors.New("btree: corrupt node")
 
-// node is a read-only view of a page holding a valid node (see checkNode).
+// node is a view of a page holding a valid node (see checkNode): read
+// methods here, in-place edits in edit.go.
 type node []byte
 
 func (n node) kind() uint8        { return n[0] }
