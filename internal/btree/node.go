@@ -6,7 +6,9 @@
 // over a slot array, no decoding, no allocation); writes materialise the
 // node's cells, change them and encode a new page, which also leaves the
 // free space zero-filled so that the page store's compression takes it
-// away (document 001's fill-factor point).
+// away (document 001's fill-factor point). edit.go has the primitives that
+// edit a node's bytes in place instead (insert, replace, delete, split),
+// keeping free space zero-filled too.
 //
 // Node layout (little endian), see docs/FORMAT.md:
 //
@@ -49,7 +51,8 @@ const (
 // a valid node.
 var ErrCorruptNode = errors.New("btree: corrupt node")
 
-// node is a read-only view of a page holding a valid node (see checkNode).
+// node is a view of a page holding a valid node (see checkNode): read
+// methods here, in-place edits in edit.go.
 type node []byte
 
 func (n node) kind() uint8        { return n[0] }
@@ -218,14 +221,9 @@ func uvarintLen(x uint64) int {
 	return n
 }
 
-func (c leafCell) size() int {
-	vf := uint64(c.length) << 1
-	return uvarintLen(uint64(len(c.key))) + uvarintLen(vf) + len(c.key) + len(c.value) + slotSize
-}
+func (c leafCell) size() int { return leafCellSize(len(c.key), c.length, c.overflow) }
 
-func (c branchCell) size() int {
-	return uvarintLen(uint64(len(c.key))) + len(c.key) + 8 + slotSize
-}
+func (c branchCell) size() int { return branchCellSize(len(c.key)) }
 
 // leafSpace and branchSpace are the bytes the cells need, slots included.
 func leafSpace(cells []leafCell) int {
