@@ -61,6 +61,17 @@ type DB struct {
 
 	// writeMu serializes writers (one at a time, as bbolt) and checkpoints.
 	writeMu sync.Mutex
+	// treeMu keeps point reads out of the tree while a commit changes its
+	// pages in place: a commit holds it exclusively from its first change
+	// to the new version's publication, so readers never see part of a
+	// commit; Get and NewSnapshot hold it shared. Snapshots and
+	// transactions read pages no commit changes in place (frozen below, or
+	// writeMu held) and do not take it.
+	treeMu sync.RWMutex
+	// frozen is the txid of the last checkpoint begun: pages written at or
+	// before it belong to a checkpoint's tree, and a commit copies them
+	// instead of changing them in place. Guarded by writeMu.
+	frozen uint64
 	// ops admits public operations and lets Close wait for them
 	// (inflight.go).
 	ops inflight
@@ -222,6 +233,7 @@ func (db *DB) open() error {
 		}
 	}
 	db.root, db.txid, db.lsn, db.ckptTxid = btree.PageID(m.root), m.txid, m.lsn, m.txid
+	db.frozen = m.txid
 	db.mu.Lock()
 	db.installVersion(db.root, db.txid)
 	db.mu.Unlock()
@@ -263,7 +275,7 @@ func (db *DB) open() error {
 	var lastLSN uint64
 	err = db.log.Replay(db.lsn+1, func(lsn uint64, payload []byte) error {
 		if tx == nil {
-			tx = db.tree.Begin(db.root, db.txid+1)
+			tx = db.tree.Begin(db.root, db.txid+1, db.frozen)
 		}
 		if err := applyOps(tx, payload); err != nil {
 			return replayErr(lsn, err)
@@ -381,9 +393,28 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	}
 	defer db.leave()
 	db.st.gets.Add(1)
+	// The tree latch for the descent; the version pin for a value in
+	// overflow pages, read after the latch is released (chains are never
+	// changed in place, and a replaced chain is freed only once no read
+	// of an older version is in flight).
+	db.treeMu.RLock()
 	v := db.acquireVersion()
 	defer v.release()
-	return db.getAt(v.root, key)
+	var value []byte
+	ref, found, err := db.tree.Lookup(v.root, key, func(b []byte) { value = append(make([]byte, 0, len(b)), b...) })
+	db.treeMu.RUnlock()
+	if err == nil && found {
+		value, err = db.tree.ReadOverflow(value, ref)
+	}
+	switch {
+	case err != nil:
+		return nil, db.readErr(err)
+	case !found:
+		return nil, ErrNotFound
+	case value == nil:
+		return []byte{}, nil
+	}
+	return value, nil
 }
 
 func (db *DB) getAt(root btree.PageID, key []byte) ([]byte, error) {
@@ -478,11 +509,15 @@ func (db *DB) maybeCheckpoint() {
 }
 
 func (db *DB) commitLocked(ops []byte, tx *btree.Tx) error {
+	db.treeMu.Lock()
+	defer db.treeMu.Unlock()
 	db.mu.RLock()
 	root, txid := db.root, db.txid+1
+	// A snapshot reads its version's pages in place: they are frozen too.
+	frozen := max(db.frozen, db.newestSnapshotLocked())
 	db.mu.RUnlock()
 	if tx == nil {
-		tx = db.tree.Begin(root, txid)
+		tx = db.tree.Begin(root, txid, frozen)
 		if err := applyOps(tx, ops); err != nil {
 			db.abort(tx)
 			return fmt.Errorf("strata: %w", err)
@@ -588,14 +623,31 @@ func (db *DB) freePages(ids []btree.PageID, txid uint64) {
 	}
 }
 
-// abort discards a transaction's new pages. No version ever used them, so
-// one that cannot be freed now waits in the pending list for the next
-// checkpoint, like any other deferred free.
+// abort discards a transaction: the pages it changed in place get their
+// old contents back, and its new pages are freed. No version ever used
+// them, so one that cannot be freed now waits in the pending list for the
+// next checkpoint, like any other deferred free. If a page cannot be put
+// back, the tree is no longer the last commit's: writes are refused until
+// reopen (recovery rebuilds it from the checkpoint and the WAL).
 func (db *DB) abort(tx *btree.Tx) {
 	db.mu.RLock()
 	txid := db.txid
 	db.mu.RUnlock()
-	db.freePages(tx.Abort(), txid)
+	ids, err := tx.Abort()
+	if err != nil {
+		db.failed = fmt.Errorf("strata: discarding a failed commit, reopen to recover: %w", err)
+	}
+	db.freePages(ids, txid)
+}
+
+// newestSnapshotLocked is the txid of the newest open snapshot (0 if
+// none). Called with db.mu held.
+func (db *DB) newestSnapshotLocked() uint64 {
+	newest := uint64(0)
+	for t := range db.snaps {
+		newest = max(newest, t)
+	}
+	return newest
 }
 
 // Sync makes every commit so far durable.
@@ -622,6 +674,9 @@ func (db *DB) Checkpoint() error {
 
 // checkpointLocked runs a checkpoint; writeMu is held (or Open is running).
 func (db *DB) checkpointLocked() error {
+	// From here on the checkpoint's tree is frozen: later commits copy
+	// its pages instead of changing them.
+	db.frozen = db.txid
 	db.mu.RLock()
 	m := meta{pageSize: uint32(db.store.PageSize()), root: uint64(db.root), txid: db.txid, lsn: db.lsn}
 	db.mu.RUnlock()

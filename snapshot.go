@@ -20,6 +20,10 @@ func (db *DB) NewSnapshot() (*Snapshot, error) {
 		return nil, ErrClosed
 	}
 	defer db.leave()
+	// Not while a commit changes pages in place: from the registration
+	// on, commits copy the snapshot's pages instead.
+	db.treeMu.RLock()
+	defer db.treeMu.RUnlock()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.snaps[db.txid]++

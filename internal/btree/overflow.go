@@ -63,7 +63,7 @@ func (tx *Tx) writeChain(value []byte) (PageID, error) {
 			return 0, err
 		}
 		ids[i] = id
-		tx.chains[id] = struct{}{}
+		tx.created[id] = struct{}{}
 	}
 	capacity := tx.t.overflowCapacity()
 	for i, id := range ids {
@@ -143,19 +143,12 @@ func (t *Tree) readValue(dst, v []byte, overflow bool, length int) ([]byte, erro
 	return dst, err
 }
 
-// dropValue is called when a transaction replaces or deletes a cell: an
-// overflow value's pages are freed with the old version (or at once if
-// this transaction wrote them).
-func (tx *Tx) dropValue(c leafCell) error {
-	if !c.overflow {
-		return nil
-	}
-	return tx.t.walkChain(PageID(binary.LittleEndian.Uint64(c.value)), c.length, func(id PageID, _ []byte) {
-		if _, own := tx.chains[id]; own {
-			delete(tx.chains, id)
-			tx.scrap = append(tx.scrap, id)
-			return
-		}
-		tx.freed = append(tx.freed, id)
+// dropChain is called when a transaction replaces or deletes a cell whose
+// value is in overflow pages (v is the cell's reference): the chain's pages
+// are freed with the old version (or at once if this transaction wrote
+// them).
+func (tx *Tx) dropChain(v []byte, length int) error {
+	return tx.t.walkChain(PageID(binary.LittleEndian.Uint64(v)), length, func(id PageID, _ []byte) {
+		tx.replaced(id)
 	})
 }

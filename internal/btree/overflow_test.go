@@ -29,7 +29,7 @@ func TestOverflowValues(t *testing.T) {
 	inline, capacity := tr.MaxInlineValueSize(), tr.overflowCapacity()
 	sizes := []int{0, 1, inline - 1, inline, inline + 1, capacity - 1, capacity, capacity + 1,
 		2 * capacity, 2*capacity + 1, 37 * capacity / 3, 300_000}
-	tx := tr.Begin(0, 1)
+	tx := tr.Begin(0, 1, 0)
 	for i, n := range sizes {
 		if err := tx.Put([]byte(fmt.Sprintf("k%02d", i)), bigValue(i, n)); err != nil {
 			t.Fatalf("put %d bytes: %v", n, err)
@@ -86,7 +86,7 @@ func countPages(t *testing.T, tr *Tree, root PageID) map[PageID]bool {
 func TestOverflowPageAccounting(t *testing.T) {
 	tr, _, pool := newTestTree(t, 4096, 1<<20, 1)
 	capacity := tr.overflowCapacity()
-	tx := tr.Begin(0, 1)
+	tx := tr.Begin(0, 1, 0)
 	for i := 0; i < 10; i++ {
 		if err := tx.Put([]byte(fmt.Sprintf("k%d", i)), bigValue(i, 3*capacity)); err != nil {
 			t.Fatal(err)
@@ -114,7 +114,8 @@ func TestOverflowPageAccounting(t *testing.T) {
 		}
 	}
 
-	tx = tr.Begin(root, 2)
+	// Version 1 stays readable (as for a snapshot): its pages are frozen.
+	tx = tr.Begin(root, 2, 1)
 	if _, err := tx.Delete([]byte("k1")); err != nil {
 		t.Fatal(err)
 	}
@@ -139,13 +140,20 @@ func TestOverflowPageAccounting(t *testing.T) {
 		t.Fatalf("old version lost k1: %v %v", ok, err)
 	}
 
-	tx = tr.Begin(root2, 3)
+	// Not frozen: the leaf changes in place, and abort puts it back.
+	tx = tr.Begin(root2, 3, 1)
 	if err := tx.Put([]byte("k9"), bigValue(5, 5*capacity)); err != nil {
 		t.Fatal(err)
 	}
-	created := tx.Abort()
-	if len(created) != 1+5 { // the copied leaf and the new chain
-		t.Errorf("abort returned %d pages, want 6", len(created))
+	created, err := tx.Abort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(created) != 5 { // the new chain; the leaf changed in place
+		t.Errorf("abort returned %d pages, want 5", len(created))
+	}
+	if v, ok, err := tr.Get(root2, []byte("k9"), nil); err != nil || !ok || !bytes.Equal(v, bigValue(9, 3*capacity)) {
+		t.Fatalf("k9 after the abort: %v %v", ok, err)
 	}
 	for _, id := range created {
 		if err := pool.FreePage(id); err != nil {
@@ -160,7 +168,7 @@ func TestOverflowCorruptChain(t *testing.T) {
 	tr, _, pool := newTestTree(t, 4096, 1<<20, 1)
 	capacity := tr.overflowCapacity()
 	want := bigValue(1, 3*capacity)
-	tx := tr.Begin(0, 1)
+	tx := tr.Begin(0, 1, 0)
 	if err := tx.Put([]byte("big"), want); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +253,7 @@ func TestVerifyOverflowPage(t *testing.T) {
 // length below Go's allocation limit kills the process out of memory).
 func TestReviewOverflowHugeLength(t *testing.T) {
 	tr, _, pool := newTestTree(t, 4096, 1<<20, 1)
-	tx := tr.Begin(0, 1)
+	tx := tr.Begin(0, 1, 0)
 	if err := tx.Put([]byte("big"), bigValue(1, 3*tr.overflowCapacity())); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package btree
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -21,38 +21,48 @@ var (
 	ErrEmptyKey      = errors.New("btree: empty key")
 )
 
-// Tree is a copy-on-write B+tree over buffer-pool pages.
+// Tree is a B+tree over buffer-pool pages, changed in place between
+// checkpoints.
 //
-// A version of the tree is its root page id. Committed pages are never
-// changed: a write transaction copies every node it changes to a new page
-// (and the path from it to the root), so a reader that holds a root sees one
-// consistent version, without latches beyond the page it is reading and
-// without waiting for the writer, for as long as the pages of that version
-// are not freed. The transaction returns the pages it replaced; the caller
-// frees them once no reader and no durable checkpoint needs them.
+// A version of the tree is its root page id and the transaction id (txid)
+// that made it; every node records the txid of the last transaction that
+// changed it. A write transaction changes a node in place unless the node
+// is frozen: written by a transaction at or before the frozen txid the
+// caller gives Begin (the last checkpoint the caller started, or the newest
+// open snapshot, whichever is later). A frozen node is copied to a new page
+// first (copy-on-write), and its parent points to the copy; the original
+// is returned as replaced, for the caller to free once no checkpoint and
+// no snapshot needs it. So the tree a checkpoint writes, and the tree a
+// snapshot reads, never change under them, while a page changed by many
+// commits between checkpoints is copied once, not once per commit.
+//
+// Readers that hold no snapshot read the current pages; the caller keeps
+// them out while a transaction runs (the database's tree latch), so they
+// never see half a transaction. Overflow chains are never changed in
+// place: a new value gets a new chain.
+//
+// The transaction keeps a before-image of every node it changes in place,
+// so Abort puts the tree back as it was.
 type Tree struct {
 	pool     *bufferpool.Pool
 	pageSize int
 	fill     float64
-	// spillNodes is how many nodes a write transaction keeps
-	// materialised on the Go heap before it writes them to their pages
-	// (spill), so that a large transaction's memory is the pool's.
-	spillNodes int
+	// images is a spare before-image buffer, reused by the next
+	// transaction; scratch, leafBuf and branchBuf serve splits. One
+	// transaction at a time uses them.
+	images    []byte
+	scratch   []byte
+	sep       []byte
+	leafBuf   []leafCell
+	branchBuf []branchCell
 }
 
 // New returns a tree over pool. fillFactor (0.1..1) is how full sequential
-// inserts leave pages (document 001). A write transaction keeps at most
-// maxTxHeap bytes of materialised nodes on the Go heap, and at most an
-// eighth of the pool's budget (but at least 16 nodes); beyond that it
-// writes them to their pool pages.
+// inserts leave pages (document 001).
 func New(pool *bufferpool.Pool, fillFactor float64) *Tree {
 	ps := pool.PageSize()
-	return &Tree{pool: pool, pageSize: ps, fill: fillFactor,
-		spillNodes: max(16, int(min(pool.CacheSize()/8, maxTxHeap)/int64(ps)))}
+	return &Tree{pool: pool, pageSize: ps, fill: fillFactor, scratch: make([]byte, ps)}
 }
-
-// maxTxHeap bounds a write transaction's materialised nodes on the heap.
-const maxTxHeap = 4 << 20
 
 // MaxKeySize is the largest key: a quarter of a page, so that a branch
 // always holds at least three keys and a leaf at least one cell per split.
@@ -100,423 +110,241 @@ func (t *Tree) readNode(id PageID, fn func(n node) error) error {
 // Get looks key up in the version rooted at root and appends its value to
 // dst.
 func (t *Tree) Get(root PageID, key, dst []byte) ([]byte, bool, error) {
+	ref, found, err := t.Lookup(root, key, func(v []byte) { dst = append(dst, v...) })
+	if err != nil || !found || !ref.overflow {
+		return dst, found, err
+	}
+	dst, err = t.ReadOverflow(dst, ref)
+	return dst, found, err
+}
+
+// OverflowRef is a value stored in overflow pages, as Lookup finds it.
+type OverflowRef struct {
+	Length   int
+	first    PageID
+	overflow bool
+}
+
+// Lookup finds key in the version rooted at root. An inline value is
+// passed to inline (valid during the call only); a value in overflow pages
+// is returned as a reference for ReadOverflow, which the caller may call
+// after it lets writers in again (chains are never changed in place).
+func (t *Tree) Lookup(root PageID, key []byte, inline func(v []byte)) (OverflowRef, bool, error) {
 	id := root
-	for {
-		next, v, found, err := t.step(id, key, dst)
+	for id != 0 {
+		var next PageID
+		var ref OverflowRef
+		var found bool
+		err := t.readNode(id, func(n node) error {
+			if n.kind() == kindBranch {
+				next = PageID(n.child(n.childFor(key)))
+				if next == 0 {
+					return fmt.Errorf("btree: page %d: %w: zero child", id, ErrCorruptNode)
+				}
+				return nil
+			}
+			i, ok := n.search(key)
+			if !ok {
+				return nil
+			}
+			found = true
+			v, overflow, length := n.value(i)
+			if overflow {
+				ref = OverflowRef{Length: length, first: PageID(binary.LittleEndian.Uint64(v)), overflow: true}
+			} else {
+				inline(v)
+			}
+			return nil
+		})
 		if err != nil || next == 0 {
-			return v, found, err
+			return ref, found, err
 		}
 		id = next
 	}
+	return OverflowRef{}, false, nil
 }
 
-// step reads node id on the way to key: a branch gives the child to read
-// next; a leaf gives key's value appended to dst (next is 0).
-func (t *Tree) step(id PageID, key, dst []byte) (next PageID, v []byte, found bool, err error) {
-	var overflow bool
-	var ref [overflowRef]byte
-	var length int
-	err = t.readNode(id, func(n node) error {
-		if n.kind() == kindBranch {
-			next = PageID(n.child(n.childFor(key)))
-			return nil
-		}
-		i, ok := n.search(key)
-		if ok {
-			var v []byte
-			v, overflow, length = n.value(i)
-			if overflow {
-				copy(ref[:], v) // read the chain after unpinning the leaf
-			} else {
-				dst = append(dst, v...)
-			}
-			found = true
-		}
-		return nil
-	})
-	if err != nil || next != 0 {
-		return next, dst, false, err
+// ReadOverflow appends the value ref refers to to dst.
+func (t *Tree) ReadOverflow(dst []byte, ref OverflowRef) ([]byte, error) {
+	if !ref.overflow {
+		return dst, nil
 	}
-	if overflow {
-		dst, err = t.readValue(dst, ref[:], true, length)
-	}
-	return 0, dst, found, err
+	var v [overflowRef]byte
+	binary.LittleEndian.PutUint64(v[:], uint64(ref.first))
+	return t.readValue(dst, v[:], true, ref.Length)
 }
 
-// wnode is a node materialised in a write transaction: a new page that only
-// this transaction can see, so it is changed in place until commit.
-type wnode struct {
-	id     PageID
-	leaf   bool
-	first  PageID // branch
-	leaves []leafCell
-	kids   []branchCell
-	arena  []byte // owns keys and values copied in
-	// created: the page exists in the pool (Materialize or a spill
-	// wrote it).
-	created bool
-	// spilled: the node's content is only in its page (leaves, kids and
-	// arena are nil); load reads it back before the node is changed.
-	spilled bool
-}
-
-// own copies b into the node's arena. The arena grows by new chunks of at
-// least a page, never by reallocation: the cells point into the chunks,
-// so a reallocated arena would keep every older copy alive.
-func (w *wnode) own(b []byte) []byte {
-	if len(b) == 0 {
-		return b
-	}
-	if cap(w.arena)-len(w.arena) < len(b) {
-		w.arena = make([]byte, 0, max(len(b), arenaChunk))
-	}
-	start := len(w.arena)
-	w.arena = append(w.arena, b...)
-	return w.arena[start:len(w.arena):len(w.arena)]
-}
-
-// arenaChunk is the size of a node arena's chunks.
-const arenaChunk = 8 << 10
-
-func (w *wnode) space() int {
-	if w.leaf {
-		return leafSpace(w.leaves)
-	}
-	return branchSpace(w.kids)
-}
-
-// Tx is a write transaction: one at a time per tree (the caller serializes).
+// Tx is a write transaction: one at a time per tree (the caller serializes
+// transactions and keeps readers without a snapshot out while one runs).
 type Tx struct {
 	t      *Tree
 	txid   uint64
+	frozen uint64 // nodes with txid <= frozen are copied before a change
 	root   PageID
-	nodes  map[PageID]*wnode   // node pages created by this transaction
-	chains map[PageID]struct{} // overflow pages created by this transaction
-	freed  []PageID            // committed pages this transaction replaced
-	scrap  []PageID            // pages this transaction created, then dropped
+	// created are the pages this transaction allocated (copies, split
+	// halves, new roots, overflow chains); scrap those of them it dropped
+	// again; freed the committed pages it replaced or dropped.
+	created map[PageID]struct{}
+	scrap   []PageID
+	freed   []PageID
+	// before holds the before-image of each node changed in place, at
+	// offsets into images, so Abort can restore them.
+	before map[PageID]int
+	images []byte
 	done   bool
-	// resident counts the nodes materialised on the Go heap (not spilled);
-	// spills counts the spills.
-	resident, spills int
 }
 
-// Begin starts a write transaction on the version rooted at root (0 for an
-// empty tree).
-func (t *Tree) Begin(root PageID, txid uint64) *Tx {
-	return &Tx{t: t, txid: txid, root: root, nodes: make(map[PageID]*wnode), chains: make(map[PageID]struct{})}
-}
+// maxBeforeImages bounds a transaction's before-images: beyond it, nodes
+// are copied instead of changed in place, which needs no before-image.
+const maxBeforeImages = 4 << 20
 
-// Get looks key up in the transaction's version, its own changes included.
-func (tx *Tx) Get(key, dst []byte) ([]byte, bool, error) {
-	id := tx.root
-	for id != 0 {
-		w, ok := tx.nodes[id]
-		if !ok {
-			return tx.t.Get(id, key, dst) // an unchanged, committed subtree
-		}
-		if w.spilled {
-			// Its page is current, but its children may be nodes of
-			// this transaction that changed since: one step at a time.
-			next, v, found, err := tx.t.step(id, key, dst)
-			if err != nil || next == 0 {
-				return v, found, err
-			}
-			id = next
-			continue
-		}
-		if w.leaf {
-			i, found := slices.BinarySearchFunc(w.leaves, key, func(c leafCell, k []byte) int { return bytes.Compare(c.key, k) })
-			if !found {
-				return dst, false, nil
-			}
-			c := w.leaves[i]
-			dst, err := tx.t.readValue(dst, c.value, c.overflow, c.length)
-			return dst, true, err
-		}
-		id = childAt(w, childIndex(w, key))
-	}
-	return dst, false, nil
+// Begin starts a write transaction with id txid on the version rooted at
+// root (0 for an empty tree). Nodes written by transactions up to frozen
+// are copied before they change.
+func (t *Tree) Begin(root PageID, txid, frozen uint64) *Tx {
+	tx := &Tx{t: t, txid: txid, frozen: frozen, root: root,
+		created: make(map[PageID]struct{}), before: make(map[PageID]int), images: t.images[:0]}
+	t.images = nil
+	return tx
 }
 
 // Root is the root of the transaction's version so far.
 func (tx *Tx) Root() PageID { return tx.root }
 
-// pathEntry is one step of a descent: the node and the child index taken.
-type pathEntry struct {
-	w     *wnode
+// Get looks key up in the transaction's version, its own changes included.
+func (tx *Tx) Get(key, dst []byte) ([]byte, bool, error) {
+	return tx.t.Get(tx.root, key, dst)
+}
+
+// step is one node of a descent: its page and the child index taken (for
+// branches).
+type step struct {
+	id    PageID
 	child int
 }
 
-// load returns the writable node for id: itself if this transaction created
-// it, else a copy on a new page (the old page joins the freed list).
-func (tx *Tx) load(id PageID) (*wnode, error) {
-	if w, ok := tx.nodes[id]; ok {
-		if w.spilled {
-			if err := tx.unspill(w); err != nil {
-				return nil, err
+// descend returns the path from the root to key's leaf, root first.
+func (tx *Tx) descend(key []byte, path []step) ([]step, error) {
+	path = path[:0]
+	for id := tx.root; ; {
+		var next PageID
+		err := tx.t.readNode(id, func(n node) error {
+			if n.kind() == kindLeaf {
+				return nil
 			}
+			c := n.childFor(key)
+			path = append(path, step{id: id, child: c})
+			next = PageID(n.child(c))
+			if next == 0 {
+				return fmt.Errorf("btree: page %d: %w: zero child", id, ErrCorruptNode)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		return w, nil
+		if next == 0 {
+			return append(path, step{id: id}), nil
+		}
+		id = next
 	}
-	w := &wnode{}
-	if err := tx.t.materialise(id, w); err != nil {
-		return nil, err
+}
+
+// writable returns node path[d] pinned exclusively and ready to change:
+// the node itself if it may change in place (its before-image saved), else
+// a copy on a new page that its parent (made writable in turn) now points
+// to. path[d].id is updated to the page returned. The caller marks it dirty
+// and releases it.
+func (tx *Tx) writable(path []step, d int) (bufferpool.Page, error) {
+	id := path[d].id
+	// Look first: a frozen node is only read (a checkpoint may be writing
+	// it, a snapshot reading it), never pinned exclusively.
+	var txid uint64
+	if err := tx.t.readNode(id, func(n node) error { txid = n.txid(); return nil }); err != nil {
+		return bufferpool.Page{}, err
 	}
-	if err := tx.place(w); err != nil {
-		return nil, err
+	inPlace := txid == tx.txid || (txid > tx.frozen && len(tx.images) < maxBeforeImages)
+	if inPlace {
+		pg, err := tx.t.pool.Get(id, bufferpool.Exclusive)
+		if err != nil {
+			return pg, err
+		}
+		if txid != tx.txid {
+			tx.before[id] = len(tx.images)
+			tx.images = append(tx.images, pg.Data()...)
+			node(pg.Data()).setTxid(tx.txid)
+		}
+		return pg, nil
+	}
+	// Copy on write.
+	nid, err := tx.t.pool.Allocate()
+	if err != nil {
+		return bufferpool.Page{}, err
+	}
+	npg, err := tx.t.pool.Create(nid)
+	if err != nil {
+		_ = tx.t.pool.FreePage(nid)
+		return bufferpool.Page{}, err
+	}
+	tx.created[nid] = struct{}{}
+	if err := tx.t.readNode(id, func(n node) error { copy(npg.Data(), n); return nil }); err != nil {
+		npg.Release()
+		return bufferpool.Page{}, err
+	}
+	node(npg.Data()).setTxid(tx.txid)
+	npg.MarkDirty()
+	tx.replaced(id)
+	path[d].id = nid
+	if err := tx.pointTo(path, d, nid); err != nil {
+		npg.Release()
+		return bufferpool.Page{}, err
+	}
+	return npg, nil
+}
+
+// pointTo makes the parent of path[d] (or the root) point to id.
+func (tx *Tx) pointTo(path []step, d int, id PageID) error {
+	if d == 0 {
+		tx.root = id
+		return nil
+	}
+	ppg, err := tx.writable(path, d-1)
+	if err != nil {
+		return err
+	}
+	node(ppg.Data()).setChild(path[d-1].child, uint64(id))
+	ppg.MarkDirty()
+	ppg.Release()
+	return nil
+}
+
+// replaced records that page id (a node or an overflow page) left the
+// tree: dropped at commit if this transaction made it, else returned to
+// the caller to free when no reader needs it.
+func (tx *Tx) replaced(id PageID) {
+	if _, own := tx.created[id]; own {
+		delete(tx.created, id)
+		tx.scrap = append(tx.scrap, id)
+		return
 	}
 	tx.freed = append(tx.freed, id)
-	return w, nil
 }
 
-// unspill reads a spilled node of the transaction back from its page.
-func (tx *Tx) unspill(w *wnode) error {
-	if err := tx.t.materialise(w.id, w); err != nil {
-		return err
-	}
-	w.spilled = false
-	tx.resident++
-	return nil
-}
-
-// spillIfLarge writes the transaction's materialised nodes to their pages
-// and drops their heap copies, once more than spillNodes of them are on
-// the heap. Called between operations only: no path holds a node then.
-func (tx *Tx) spillIfLarge() error {
-	if tx.resident <= tx.t.spillNodes {
-		return nil
-	}
-	if err := tx.writeNodes(); err != nil {
-		return err
-	}
-	for _, w := range tx.nodes {
-		w.leaves, w.kids, w.arena, w.spilled = nil, nil, nil, true
-	}
-	tx.resident = 0
-	tx.spills++
-	return nil
-}
-
-// materialise reads node id's page into w's cells (w's id is kept).
-func (t *Tree) materialise(id PageID, w *wnode) error {
-	w.leaves, w.kids, w.first = nil, nil, 0
-	return t.readNode(id, func(n node) error {
-		w.arena = make([]byte, 0, len(n))
-		if n.kind() == kindLeaf {
-			w.leaf = true
-			for _, c := range leafCells(n, nil) {
-				c.key, c.value = w.own(c.key), w.own(c.value)
-				w.leaves = append(w.leaves, c)
-			}
-		} else {
-			w.first = PageID(n.firstChild())
-			for _, c := range branchCells(n, nil) {
-				c.key = w.own(c.key)
-				w.kids = append(w.kids, c)
-			}
-		}
-		return nil
-	})
-}
-
-// place gives w a new page id; the page itself is created at Commit.
-func (tx *Tx) place(w *wnode) error {
+// newNode allocates and creates an empty node page of this transaction.
+func (tx *Tx) newNode(kind uint8, first PageID) (bufferpool.Page, error) {
 	id, err := tx.t.pool.Allocate()
 	if err != nil {
-		return err
+		return bufferpool.Page{}, err
 	}
-	w.id = id
-	tx.nodes[w.id] = w
-	tx.resident++
-	return nil
-}
-
-// descend copies the path to key's leaf and returns it, root first.
-func (tx *Tx) descend(key []byte) ([]pathEntry, error) {
-	if tx.root == 0 {
-		w := &wnode{leaf: true}
-		if err := tx.place(w); err != nil {
-			return nil, err
-		}
-		tx.root = w.id
-	}
-	var path []pathEntry
-	id := tx.root
-	var parent *wnode
-	for {
-		w, err := tx.load(id)
-		if err != nil {
-			return nil, err
-		}
-		if parent != nil {
-			setChild(parent, path[len(path)-1].child, w.id)
-		} else {
-			tx.root = w.id
-		}
-		if w.leaf {
-			return append(path, pathEntry{w: w}), nil
-		}
-		i := childIndex(w, key)
-		path = append(path, pathEntry{w: w, child: i})
-		id = childAt(w, i)
-		parent = w
-	}
-}
-
-func childIndex(w *wnode, key []byte) int {
-	i, _ := slices.BinarySearchFunc(w.kids, key, func(c branchCell, k []byte) int {
-		if bytes.Compare(c.key, k) <= 0 {
-			return -1
-		}
-		return 1
-	})
-	return i
-}
-
-func childAt(w *wnode, i int) PageID {
-	if i == 0 {
-		return w.first
-	}
-	return PageID(w.kids[i-1].child)
-}
-
-func setChild(w *wnode, i int, id PageID) {
-	if i == 0 {
-		w.first = id
-	} else {
-		w.kids[i-1].child = uint64(id)
-	}
-}
-
-// Put sets key to value.
-func (tx *Tx) Put(key, value []byte) error {
-	if err := tx.check(key); err != nil {
-		return err
-	}
-	if len(value) > MaxValueSize {
-		return fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLarge, len(value), MaxValueSize)
-	}
-	if err := tx.spillIfLarge(); err != nil {
-		return err
-	}
-	path, err := tx.descend(key)
+	pg, err := tx.t.pool.Create(id)
 	if err != nil {
-		return err
+		_ = tx.t.pool.FreePage(id)
+		return bufferpool.Page{}, err
 	}
-	leaf := path[len(path)-1].w
-	i, found := slices.BinarySearchFunc(leaf.leaves, key, func(c leafCell, k []byte) int { return bytes.Compare(c.key, k) })
-	if found {
-		if err := tx.dropValue(leaf.leaves[i]); err != nil {
-			return err
-		}
-	}
-	c := leafCell{key: leaf.own(key), length: len(value)}
-	if len(value) > tx.t.MaxInlineValueSize() {
-		first, err := tx.writeChain(value)
-		if err != nil {
-			return err
-		}
-		var ref [overflowRef]byte
-		binary.LittleEndian.PutUint64(ref[:], uint64(first))
-		c.value, c.overflow = leaf.own(ref[:]), true
-	} else {
-		c.value = leaf.own(value)
-	}
-	if found {
-		leaf.leaves[i] = c
-	} else {
-		leaf.leaves = slices.Insert(leaf.leaves, i, c)
-	}
-	return tx.splitUp(path)
-}
-
-// Delete removes key; it reports whether it was there. Empty leaves are
-// removed from their parents (lazy rebalancing: nodes are not merged while
-// they hold anything; the fill factor and compression make sparse pages
-// cheap on disk).
-func (tx *Tx) Delete(key []byte) (bool, error) {
-	if err := tx.check(key); err != nil {
-		return false, err
-	}
-	if tx.root == 0 {
-		return false, nil
-	}
-	if err := tx.spillIfLarge(); err != nil {
-		return false, err
-	}
-	path, err := tx.descend(key)
-	if err != nil {
-		return false, err
-	}
-	leaf := path[len(path)-1].w
-	i, found := slices.BinarySearchFunc(leaf.leaves, key, func(c leafCell, k []byte) int { return bytes.Compare(c.key, k) })
-	if !found {
-		return false, nil
-	}
-	if err := tx.dropValue(leaf.leaves[i]); err != nil {
-		return false, err
-	}
-	leaf.leaves = slices.Delete(leaf.leaves, i, i+1)
-	// Remove empty nodes bottom-up.
-	for d := len(path) - 1; d > 0; d-- {
-		w := path[d].w
-		if (w.leaf && len(w.leaves) > 0) || (!w.leaf && (len(w.kids) > 0 || w.first != 0)) {
-			break
-		}
-		tx.drop(w)
-		p := path[d-1]
-		if p.child == 0 {
-			if len(p.w.kids) == 0 {
-				p.w.first = 0
-			} else {
-				p.w.first = PageID(p.w.kids[0].child)
-				p.w.kids = p.w.kids[1:]
-			}
-		} else {
-			p.w.kids = slices.Delete(p.w.kids, p.child-1, p.child)
-		}
-	}
-	// Collapse root branches left with a single child: the child (a node
-	// of this transaction or a committed page) becomes the root.
-	for {
-		r, err := tx.residentNode(tx.root)
-		if err != nil {
-			return false, err
-		}
-		if r == nil || r.leaf || len(r.kids) > 0 {
-			break
-		}
-		tx.drop(r)
-		tx.root = r.first
-	}
-	if r, err := tx.residentNode(tx.root); err != nil {
-		return false, err
-	} else if r != nil && r.leaf && len(r.leaves) == 0 {
-		tx.drop(r)
-		tx.root = 0
-	}
-	return true, nil
-}
-
-// residentNode returns the transaction's node id, read back if spilled,
-// or nil if id is not a node of the transaction.
-func (tx *Tx) residentNode(id PageID) (*wnode, error) {
-	w := tx.nodes[id]
-	if w != nil && w.spilled {
-		if err := tx.unspill(w); err != nil {
-			return nil, err
-		}
-	}
-	return w, nil
-}
-
-// drop discards a node created by this transaction.
-func (tx *Tx) drop(w *wnode) {
-	delete(tx.nodes, w.id)
-	if !w.spilled {
-		tx.resident--
-	}
-	tx.scrap = append(tx.scrap, w.id)
+	initNode(pg.Data(), kind, uint64(first), tx.txid)
+	pg.MarkDirty()
+	tx.created[id] = struct{}{}
+	return pg, nil
 }
 
 func (tx *Tx) check(key []byte) error {
@@ -532,130 +360,277 @@ func (tx *Tx) check(key []byte) error {
 	return nil
 }
 
-// splitUp splits the nodes of path that no longer fit a page, bottom-up.
-func (tx *Tx) splitUp(path []pathEntry) error {
-	for d := len(path) - 1; d >= 0; d-- {
-		w := path[d].w
-		if w.space() <= tx.t.pageSize {
-			return nil
-		}
-		right := &wnode{leaf: w.leaf}
-		var sep []byte
-		// A node split at its end (sequential inserts) keeps the
-		// fill-factor share on the left; elsewhere it splits in half.
-		fill := 0.5
-		if d == len(path)-1 && path[d].child == 0 && w.leaf {
-			fill = tx.t.fill
-		}
-		if w.leaf {
-			k := splitPoint(len(w.leaves), func(i int) int { return w.leaves[i].size() }, tx.t.pageSize, fill)
-			for _, c := range w.leaves[k:] {
-				right.leaves = append(right.leaves, leafCell{key: right.own(c.key), value: right.own(c.value), overflow: c.overflow, length: c.length})
-			}
-			w.leaves = w.leaves[:k]
-			sep = right.leaves[0].key
-		} else {
-			k := splitPoint(len(w.kids), func(i int) int { return w.kids[i].size() }, tx.t.pageSize, 0.5)
-			// kids[k] moves up: its child becomes the right node's first.
-			sep = right.own(w.kids[k].key)
-			right.first = PageID(w.kids[k].child)
-			for _, c := range w.kids[k+1:] {
-				right.kids = append(right.kids, branchCell{key: right.own(c.key), child: c.child})
-			}
-			w.kids = w.kids[:k]
-		}
-		if err := tx.place(right); err != nil {
+// Put sets key to value.
+func (tx *Tx) Put(key, value []byte) error {
+	if err := tx.check(key); err != nil {
+		return err
+	}
+	if len(value) > MaxValueSize {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLarge, len(value), MaxValueSize)
+	}
+	cell := leafCell{key: key, value: value, length: len(value)}
+	var ref [overflowRef]byte
+	if len(value) > tx.t.MaxInlineValueSize() {
+		first, err := tx.writeChain(value)
+		if err != nil {
 			return err
 		}
-		if d == 0 {
-			root := &wnode{first: w.id}
-			root.kids = []branchCell{{key: root.own(sep), child: uint64(right.id)}}
-			if err := tx.place(root); err != nil {
+		binary.LittleEndian.PutUint64(ref[:], uint64(first))
+		cell.value, cell.overflow = ref[:], true
+	}
+	if tx.root == 0 {
+		pg, err := tx.newNode(kindLeaf, 0)
+		if err != nil {
+			return err
+		}
+		tx.root = pg.ID()
+		pg.Release()
+	}
+	var buf [12]step
+	path, err := tx.descend(key, buf[:0])
+	if err != nil {
+		return err
+	}
+	d := len(path) - 1
+	pg, err := tx.writable(path, d)
+	if err != nil {
+		return err
+	}
+	defer pg.Release()
+	pg.MarkDirty()
+	n := node(pg.Data())
+	i, found := n.search(key)
+	if found {
+		if v, overflow, length := n.value(i); overflow {
+			if err := tx.dropChain(v, length); err != nil {
 				return err
 			}
-			tx.root = root.id
+		}
+		if n.replaceLeafValue(i, cell.value, cell.overflow, cell.length) {
 			return nil
 		}
-		p := path[d-1]
-		p.w.kids = slices.Insert(p.w.kids, p.child, branchCell{key: p.w.own(sep), child: uint64(right.id)})
+		n.deleteCell(i)
+	} else if n.insertLeaf(i, cell.key, cell.value, cell.overflow, cell.length) {
+		return nil
+	}
+	// The leaf is full: split it, the new cell included. Its cells are
+	// read from a copy, since both halves are rewritten.
+	s := tx.t.scratch
+	copy(s, n)
+	cells := slices.Insert(leafCells(node(s), tx.t.leafBuf), i, cell)
+	tx.t.leafBuf = cells[:0]
+	fill := 0.5
+	if i == len(cells)-1 {
+		fill = tx.t.fill // an append at the end: sequential inserts
+	}
+	k := splitPoint(len(cells), func(j int) int { return cells[j].size() }, tx.t.pageSize, fill)
+	rpg, err := tx.newNode(kindLeaf, 0)
+	if err != nil {
+		return err
+	}
+	defer rpg.Release()
+	if err := encodeLeaf(rpg.Data(), cells[k:], tx.txid); err != nil {
+		return err
+	}
+	if err := encodeLeaf(n, cells[:k], tx.txid); err != nil {
+		return err
+	}
+	tx.t.sep = append(tx.t.sep[:0], cells[k].key...)
+	return tx.insertSeparator(path, d, tx.t.sep, rpg.ID())
+}
+
+// insertSeparator adds (sep, right) to the parent of path[d], the node
+// right was split off from, splitting parents up to the root as needed.
+// sep may be tx.t.sep: it is consumed before that buffer is reused.
+func (tx *Tx) insertSeparator(path []step, d int, sep []byte, right PageID) error {
+	if d == 0 {
+		// A new root above the old one.
+		rpg, err := tx.newNode(kindBranch, path[0].id)
+		if err != nil {
+			return err
+		}
+		defer rpg.Release()
+		if !node(rpg.Data()).insertBranch(0, sep, uint64(right)) {
+			return fmt.Errorf("btree: separator of %d bytes does not fit an empty branch", len(sep))
+		}
+		tx.root = rpg.ID()
+		return nil
+	}
+	pg, err := tx.writable(path, d-1)
+	if err != nil {
+		return err
+	}
+	defer pg.Release()
+	pg.MarkDirty()
+	n := node(pg.Data())
+	c := path[d-1].child // right becomes child c+1: cell c
+	if n.insertBranch(c, sep, uint64(right)) {
+		return nil
+	}
+	s := tx.t.scratch
+	copy(s, n)
+	first := node(s).firstChild()
+	cells := slices.Insert(branchCells(node(s), tx.t.branchBuf), c, branchCell{key: sep, child: uint64(right)})
+	tx.t.branchBuf = cells[:0]
+	k := splitPoint(len(cells), func(j int) int { return cells[j].size() }, tx.t.pageSize, 0.5)
+	// cells[k] moves up: its child becomes the new right node's first.
+	rpg, err := tx.newNode(kindBranch, 0)
+	if err != nil {
+		return err
+	}
+	defer rpg.Release()
+	if err := encodeBranch(rpg.Data(), cells[k].child, cells[k+1:], tx.txid); err != nil {
+		return err
+	}
+	if err := encodeBranch(n, first, cells[:k], tx.txid); err != nil {
+		return err
+	}
+	// The scratch page (and so cells) is reused by the parent's split.
+	up := slices.Clone(cells[k].key)
+	return tx.insertSeparator(path, d-1, up, rpg.ID())
+}
+
+// Delete removes key; it reports whether it was there. Empty leaves are
+// removed from their parents (lazy rebalancing: nodes are not merged while
+// they hold anything; the fill factor and compression make sparse pages
+// cheap on disk).
+func (tx *Tx) Delete(key []byte) (bool, error) {
+	if err := tx.check(key); err != nil {
+		return false, err
+	}
+	if tx.root == 0 {
+		return false, nil
+	}
+	var buf [12]step
+	path, err := tx.descend(key, buf[:0])
+	if err != nil {
+		return false, err
+	}
+	d := len(path) - 1
+	found := false
+	if err := tx.t.readNode(path[d].id, func(n node) error { _, found = n.search(key); return nil }); err != nil || !found {
+		return false, err // an absent key changes nothing, copies nothing
+	}
+	pg, err := tx.writable(path, d)
+	if err != nil {
+		return false, err
+	}
+	pg.MarkDirty()
+	n := node(pg.Data())
+	i, _ := n.search(key)
+	if v, overflow, length := n.value(i); overflow {
+		if err := tx.dropChain(v, length); err != nil {
+			pg.Release()
+			return false, err
+		}
+	}
+	n.deleteCell(i)
+	empty := n.count() == 0
+	pg.Release()
+	if !empty {
+		return true, nil
+	}
+	// Remove empty nodes bottom-up: a node is empty when it has no cell
+	// (a leaf) or no child (a branch).
+	for ; empty; d-- {
+		tx.replaced(path[d].id)
+		if d == 0 {
+			tx.root = 0
+			return true, nil
+		}
+		var count int
+		if err := tx.t.readNode(path[d-1].id, func(n node) error { count = n.count(); return nil }); err != nil {
+			return true, err
+		}
+		if count == 0 {
+			continue // the parent's only child is gone: it goes too
+		}
+		ppg, err := tx.writable(path, d-1)
+		if err != nil {
+			return true, err
+		}
+		p := node(ppg.Data())
+		if c := path[d-1].child; c == 0 {
+			p.setChild(0, p.child(1))
+			p.deleteCell(0)
+		} else {
+			p.deleteCell(c - 1)
+		}
+		ppg.MarkDirty()
+		ppg.Release()
+		empty = false
+	}
+	return true, tx.collapseRoot()
+}
+
+// collapseRoot replaces a root branch that has a single child by that
+// child, as often as needed.
+func (tx *Tx) collapseRoot() error {
+	for tx.root != 0 {
+		var only PageID
+		err := tx.t.readNode(tx.root, func(n node) error {
+			if n.kind() == kindBranch && n.count() == 0 {
+				only = PageID(n.firstChild())
+			}
+			return nil
+		})
+		if err != nil || only == 0 {
+			return err
+		}
+		tx.replaced(tx.root)
+		tx.root = only
 	}
 	return nil
 }
 
-// Created returns the pages the transaction wrote (valid after Commit).
+// Created returns the pages the transaction wrote and kept.
 func (tx *Tx) Created() []PageID {
-	ids := make([]PageID, 0, len(tx.nodes)+len(tx.chains))
-	for id := range tx.nodes {
-		ids = append(ids, id)
-	}
-	for id := range tx.chains {
+	ids := make([]PageID, 0, len(tx.created))
+	for id := range tx.created {
 		ids = append(ids, id)
 	}
 	return ids
 }
 
-// Commit writes every node of the transaction to its page and returns the
-// new root (0 for an empty tree) and the pages to free: the committed pages
-// the transaction replaced, which the caller frees when no reader needs
-// them, and the pages it created and dropped again.
+// Commit ends the transaction and returns the new root (0 for an empty
+// tree) and the pages to free: the committed pages the transaction
+// replaced, which the caller frees when no reader needs them, and the
+// pages it created and dropped again.
 func (tx *Tx) Commit() (PageID, []PageID, error) {
 	if tx.done {
 		return 0, nil, errors.New("btree: transaction finished")
 	}
 	tx.done = true
-	if err := tx.writeNodes(); err != nil {
-		return 0, nil, err
+	if cap(tx.images) <= maxBeforeImages {
+		tx.t.images = tx.images[:0]
 	}
 	return tx.root, append(tx.freed, tx.scrap...), nil
 }
 
-// Materialize writes the transaction's nodes to their pages, so that a
-// Cursor over Root() sees the transaction's writes so far. The pages stay
-// the transaction's: later writes change them and Commit writes them
-// again. A cursor must not be used across later writes.
-func (tx *Tx) Materialize() error {
+// Abort abandons the transaction: the nodes it changed in place get their
+// before-images back, and the pages it created are returned for freeing
+// (no version ever used them). An error (a page that could not be read
+// back) leaves the tree changed: the caller must not use it any more.
+func (tx *Tx) Abort() ([]PageID, error) {
 	if tx.done {
-		return errors.New("btree: transaction finished")
+		return nil, nil
 	}
-	return tx.writeNodes()
-}
-
-// writeNodes encodes every node of the transaction into its page.
-func (tx *Tx) writeNodes() error {
-	for _, w := range tx.nodes {
-		if w.spilled {
-			continue // its page is current
+	tx.done = true
+	var err error
+	for id, off := range tx.before {
+		pg, gerr := tx.t.pool.Get(id, bufferpool.Exclusive)
+		if gerr != nil {
+			err = cmp.Or(err, gerr)
+			continue
 		}
-		var pg bufferpool.Page
-		var err error
-		if w.created {
-			pg, err = tx.t.pool.Get(w.id, bufferpool.Exclusive)
-		} else {
-			pg, err = tx.t.pool.Create(w.id)
-		}
-		if err != nil {
-			return err
-		}
-		w.created = true
-		if w.leaf {
-			err = encodeLeaf(pg.Data(), w.leaves, tx.txid)
-		} else {
-			err = encodeBranch(pg.Data(), uint64(w.first), w.kids, tx.txid)
-		}
+		copy(pg.Data(), tx.images[off:off+tx.t.pageSize])
 		pg.MarkDirty()
 		pg.Release()
-		if err != nil {
-			return err
-		}
 	}
-	return nil
-}
-
-// Abort abandons the transaction; the pages it created are returned for
-// freeing (they were never part of a committed version).
-func (tx *Tx) Abort() []PageID {
-	tx.done = true
-	return append(tx.Created(), tx.scrap...)
+	if cap(tx.images) <= maxBeforeImages {
+		tx.t.images = tx.images[:0]
+	}
+	return append(tx.Created(), tx.scrap...), err
 }
 
 // Walk calls fn with the id of every page of the version rooted at root:

@@ -105,8 +105,13 @@ func TestTreeModel(t *testing.T) {
 				model map[string]string
 			}
 			var old []version
+			var frozen, committed uint64 // the newest kept version, as a snapshot
 			for txn := 1; txn <= 120; txn++ {
-				tx := tr.Begin(root, uint64(txn))
+				if txn%10 == 0 {
+					old = append(old, version{root, model})
+					frozen = committed
+				}
+				tx := tr.Begin(root, uint64(txn), frozen)
 				next := make(map[string]string, len(model))
 				for k, v := range model {
 					next[k] = v
@@ -131,17 +136,17 @@ func TestTreeModel(t *testing.T) {
 					}
 				}
 				if rng.IntN(8) == 0 {
-					tx.Abort()
+					if _, err := tx.Abort(); err != nil {
+						t.Fatal(err)
+					}
+					checkVersion(t, tr, root, model, rng) // put back as it was
 					continue
 				}
 				r, _, err := tx.Commit()
 				if err != nil {
 					t.Fatal(err)
 				}
-				if txn%10 == 0 {
-					old = append(old, version{root, model})
-				}
-				root, model = r, next
+				root, model, committed = r, next, uint64(txn)
 				checkVersion(t, tr, root, model, rng)
 			}
 			for _, v := range old {
@@ -156,7 +161,7 @@ func TestTreeFillFactor(t *testing.T) {
 	for _, fill := range []float64{1.0, 0.75, 0.5} {
 		tr, s, p := newTestTree(t, 4096, 4<<20, fill)
 		var root PageID
-		tx := tr.Begin(root, 1)
+		tx := tr.Begin(root, 1, 0)
 		for i := 0; i < 5000; i++ {
 			if err := tx.Put([]byte(fmt.Sprintf("key%08d", i)), bytes.Repeat([]byte("v"), 50)); err != nil {
 				t.Fatal(err)
@@ -190,7 +195,7 @@ func TestTreeFillFactor(t *testing.T) {
 
 func TestTreeLimits(t *testing.T) {
 	tr, _, _ := newTestTree(t, 4096, 1<<20, 1)
-	tx := tr.Begin(0, 1)
+	tx := tr.Begin(0, 1, 0)
 	if err := tx.Put(nil, []byte("v")); err != ErrEmptyKey {
 		t.Errorf("empty key: %v", err)
 	}
