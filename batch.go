@@ -73,22 +73,39 @@ func (b *Batch) Len() int { return b.n }
 // Reset empties the batch for reuse.
 func (b *Batch) Reset() { b.ops, b.n = b.ops[:0], 0 }
 
-// WriteOptions choose a commit's durability.
+// WriteOptions choose whether a commit waits for durability. Either way
+// the commit queues its WAL record under the writer lock and waits, if it
+// waits, after releasing it, so concurrent durable commits share fsyncs
+// (group commit). A nil *WriteOptions means the database's SyncMode
+// (Options.Sync) decides: the commit waits for its fsync under SyncAlways,
+// and does not under SyncPeriodic and SyncNever.
 type WriteOptions struct {
-	// Sync makes the commit return only once it is durable, whatever
-	// the database's SyncMode.
+	// Sync true: the commit returns only once it is durable (its WAL
+	// record, and so every earlier commit's, is fsynced), whatever the
+	// database's SyncMode.
+	//
+	// Sync false: no fsync in the commit path, whatever the database's
+	// SyncMode, as Pebble's NoSync: the commit returns once its WAL record
+	// is queued for the background writer, without any I/O. The
+	// database's SyncMode then says when the writer fsyncs the record (at
+	// once under SyncAlways, within SyncInterval under SyncPeriodic, at
+	// the next Sync, durable commit, Checkpoint or Close under SyncNever).
+	// A crash, of the process or the machine, can lose such a commit and
+	// the ones after it, but never part of a commit, and never a commit
+	// before one that was acknowledged as durable.
 	Sync bool
 }
 
-// Sync and NoSync are the two WriteOptions: with NoSync the commit is
-// durable as the database's SyncMode says.
+// Sync and NoSync are the two WriteOptions. Sync: wait for the commit to
+// be durable. NoSync: do not wait, and do no fsync in the commit path, even
+// if the database's SyncMode is SyncAlways.
 var (
 	Sync   = &WriteOptions{Sync: true}
 	NoSync = &WriteOptions{Sync: false}
 )
 
-// Commit applies the batch atomically. With opts nil the database's
-// SyncMode decides durability.
+// Commit applies the batch atomically. opts says whether it waits for
+// durability (see WriteOptions); nil means the database's SyncMode decides.
 func (b *Batch) Commit(opts *WriteOptions) error {
 	if b.n == 0 {
 		return nil

@@ -375,9 +375,10 @@ func (db *DB) Delete(key []byte) error {
 
 // commit logs and applies encoded ops as one transaction. If tx is not nil
 // the ops were already applied to it (Update); otherwise a transaction is
-// made here. The WAL record is written before the new version becomes
-// visible, and (if durable commits are asked for) the fsync happens after
-// the writer lock is released, so concurrent committers share it.
+// made here. The WAL record is queued under writeMu, before the new version
+// becomes visible, so that LSN order is commit order; the wait for its
+// fsync (if opts ask for one) happens after writeMu is released, so
+// concurrent committers share fsyncs.
 func (db *DB) commit(ops []byte, opts *WriteOptions, tx *btree.Tx) error {
 	if db.closed.Load() {
 		return ErrClosed
@@ -387,18 +388,29 @@ func (db *DB) commit(ops []byte, opts *WriteOptions, tx *btree.Tx) error {
 		db.writeMu.Unlock()
 		return db.failed
 	}
-	err := db.commitLocked(ops, tx)
+	lsn, err := db.commitLocked(ops, tx)
 	db.writeMu.Unlock()
 	if err != nil {
 		return err
 	}
 	db.st.batches.Add(1)
-	if (opts != nil && opts.Sync) || db.opts.Sync == SyncAlways {
-		if err := db.log.Sync(); err != nil {
-			return fmt.Errorf("strata: sync WAL: %w", err)
-		}
+	if err := db.waitDurable(lsn, opts); err != nil {
+		return err
 	}
 	db.maybeCheckpoint()
+	return nil
+}
+
+// waitDurable waits for the commit of WAL record lsn to be durable if opts
+// ask for it: Sync always, NoSync never, nil if the database's mode is
+// SyncAlways. Called without writeMu.
+func (db *DB) waitDurable(lsn uint64, opts *WriteOptions) error {
+	if opts == nil && db.opts.Sync != SyncAlways || opts != nil && !opts.Sync {
+		return nil
+	}
+	if err := db.log.WaitDurable(lsn); err != nil {
+		return fmt.Errorf("strata: sync WAL: %w", err)
+	}
 	return nil
 }
 
@@ -413,7 +425,10 @@ func (db *DB) maybeCheckpoint() {
 	}
 }
 
-func (db *DB) commitLocked(ops []byte, tx *btree.Tx) error {
+// commitLocked applies ops (unless tx holds them already), queues their
+// WAL record and publishes the new version. It returns the record's LSN,
+// for the caller to wait on after releasing writeMu.
+func (db *DB) commitLocked(ops []byte, tx *btree.Tx) (uint64, error) {
 	db.mu.RLock()
 	root, txid := db.root, db.txid+1
 	db.mu.RUnlock()
@@ -421,21 +436,21 @@ func (db *DB) commitLocked(ops []byte, tx *btree.Tx) error {
 		tx = db.tree.Begin(root, txid)
 		if err := applyOps(tx, ops); err != nil {
 			db.abort(tx)
-			return fmt.Errorf("strata: %w", err)
+			return 0, fmt.Errorf("strata: %w", err)
 		}
 	}
-	lsn, err := db.log.Append(ops, false)
+	lsn, err := db.log.Append(ops)
 	if err != nil {
 		db.abort(tx)
-		return fmt.Errorf("strata: write WAL: %w", err)
+		return 0, fmt.Errorf("strata: write WAL: %w", err)
 	}
 	if err := db.publish(tx, lsn); err != nil {
 		// The WAL has the commit but the tree does not: reopening
 		// replays it. Until then, refuse writes.
 		db.failed = fmt.Errorf("strata: commit failed, reopen to recover: %w", err)
-		return db.failed
+		return 0, db.failed
 	}
-	return nil
+	return lsn, nil
 }
 
 // publish commits tx's pages, makes its root the current version (the
@@ -531,6 +546,15 @@ func (db *DB) checkpointLocked() error {
 	// page store keeps writes in order, so after a crash a new meta page
 	// implies its tree.
 	if err := db.pool.FlushAll(); err != nil {
+		return fmt.Errorf("strata: checkpoint: %w", err)
+	}
+	// Write-ahead for the meta page too: the WAL records it covers must be
+	// durable before it is. Otherwise a crash could leave a checkpoint
+	// ahead of the WAL, whose next LSNs would then repeat numbers the
+	// checkpoint covers, and replay would skip those commits. (A WAL
+	// already behind the meta page, left by a crash before this rule, has
+	// nothing to wait for: hence the min.)
+	if err := db.log.WaitDurable(min(m.lsn, db.log.NextLSN()-1)); err != nil {
 		return fmt.Errorf("strata: checkpoint: %w", err)
 	}
 	pg, err := db.pool.Get(0, bufferpool.Exclusive)

@@ -58,17 +58,14 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 		db.writeMu.Unlock()
 		return err
 	}
-	err = db.commitLocked(tx.batch.ops, tx.bt)
+	lsn, err := db.commitLocked(tx.batch.ops, tx.bt)
 	db.writeMu.Unlock()
 	if err != nil {
 		return err
 	}
 	db.st.txs.Add(1)
 	db.maybeCheckpoint()
-	if db.opts.Sync == SyncAlways {
-		return db.log.Sync()
-	}
-	return nil
+	return db.waitDurable(lsn, nil)
 }
 
 // View runs fn in a read-only transaction over a snapshot.

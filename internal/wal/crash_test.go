@@ -145,7 +145,7 @@ func TestCrashConcurrent(t *testing.T) {
 					defer wg.Done()
 					for i := range perG {
 						sync := (g+i)%3 == 0
-						lsn, err := l.Append(concPayload(g, i), sync)
+						lsn, err := appendWait(l, concPayload(g, i), sync)
 						if err != nil {
 							if !isCrash(err) {
 								t.Errorf("Append: %v", err)
@@ -212,7 +212,7 @@ func TestCrashConcurrent(t *testing.T) {
 				seen[g]++
 			}
 			// The recovered log goes on.
-			lsn, err := l.Append([]byte("after"), true)
+			lsn, err := appendWait(l, []byte("after"), true)
 			if err != nil || lsn != uint64(len(recs))+1 {
 				t.Fatalf("Append after recovery: %d, %v", lsn, err)
 			}
