@@ -64,10 +64,10 @@ type Log struct {
 	// rotateWant counts Rotate calls; rotated is the count the writer has
 	// served. A Rotate returns once rotated reaches its number.
 	rotateWant, rotated uint64
-	inRound             bool // the writer is in a round (see roundLocked)
-	err                 error // sticky: the first write or fsync failure
-	closed              bool  // Close has begun: Append, Sync and Rotate refuse
-	stopped             bool  // Close has stopped the writer
+	inRound             bool       // the writer is in a round (see roundLocked)
+	err                 error      // sticky: the first write or fsync failure
+	closed              bool       // Close has begun: Append, Sync and Rotate refuse
+	stopped             bool       // Close has stopped the writer
 	files               []fileInfo // oldest first; the last is the active file
 	f                   vfs.File   // the active file; only the writer uses it
 	off                 int64      // end of the data written to f
