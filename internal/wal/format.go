@@ -90,11 +90,12 @@ func payloadCRC(payload []byte) uint32 { return crc32.Update(0, castagnoli, payl
 // appendRecord appends the record (lsn, payload) to dst. pcrc must be
 // payloadCRC(payload).
 func appendRecord(dst []byte, lsn uint64, payload []byte, pcrc uint32) []byte {
-	var h [recordHeaderSize]byte
+	n := len(dst)
+	dst = append(dst, make([]byte, recordHeaderSize)...) // no allocation if it fits
+	h := dst[n:]
 	binary.LittleEndian.PutUint32(h[4:], uint32(len(payload)))
 	binary.LittleEndian.PutUint64(h[8:], lsn)
-	binary.LittleEndian.PutUint32(h[0:], crc32.Update(pcrc, castagnoli, h[4:]))
-	dst = append(dst, h[:]...)
+	binary.LittleEndian.PutUint32(h[0:], crc32.Update(pcrc, castagnoli, h[4:recordHeaderSize]))
 	return append(dst, payload...)
 }
 

@@ -210,12 +210,25 @@ func (l *Log) Append(payload []byte) (uint64, error) {
 	// The writer works until the queue is empty: it needs waking only
 	// when this record is the first in the queue.
 	wake := len(l.queue) == 0
+	if need := len(l.queue) + size; need > cap(l.queue) {
+		l.growQueueLocked(need)
+	}
 	l.queue = appendRecord(l.queue, lsn, payload, pcrc)
 	l.mu.Unlock()
 	if wake {
 		l.kickWriter()
 	}
 	return lsn, nil
+}
+
+// growQueueLocked gives the queue room for need bytes. It doubles the
+// buffer, but never past QueueSize unless one record needs more, so that
+// the buffers the writer hands back stay reusable (see writeBatchLocked).
+func (l *Log) growQueueLocked(need int) {
+	n := min(max(2*cap(l.queue), need, 4<<10), max(l.opts.QueueSize, need))
+	q := make([]byte, len(l.queue), n)
+	copy(q, l.queue)
+	l.queue = q
 }
 
 // kickWriter tells the writer there is work. It never blocks: a pending

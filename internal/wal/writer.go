@@ -16,10 +16,6 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// maxSpareBuffer is the largest batch buffer kept for reuse; a larger one
-// (left by a burst of big records) is dropped so that it does not pin memory.
-const maxSpareBuffer = 4 << 20
-
 // writeLoop is the writer goroutine. Woken by a kick (records queued, an
 // fsync or a rotation asked for), by SyncPeriodic's ticker, or by Close's
 // stop, it runs rounds until there is no work left.
@@ -128,7 +124,10 @@ func (l *Log) writeBatchLocked() error {
 	l.stats.bytes.Add(int64(len(batch)))
 	l.writtenLSN = last
 	l.off += int64(len(batch))
-	if cap(batch) <= maxSpareBuffer {
+	// Reuse the buffer as the next queue, unless a record larger than
+	// QueueSize made it larger: that one is dropped, so that it does not
+	// pin memory.
+	if cap(batch) <= l.opts.QueueSize {
 		l.spare = batch[:0]
 	}
 	return nil
