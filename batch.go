@@ -10,13 +10,25 @@ import (
 
 // Batch is a set of writes applied atomically: all or none, also across a
 // crash. It is not safe for concurrent use.
+//
+// The writes are encoded as in the WAL record, in chunks: a chunk grows
+// until it is full, then the next one starts (doubling up to batchChunk),
+// so a large batch is never copied while it is built, and its record goes
+// to the WAL without being copied either (wal.AppendChunks). A write never
+// spans two chunks.
 type Batch struct {
-	db  *DB
-	ops []byte // encoded as in the WAL record
-	n   int
+	db     *DB
+	chunks [][]byte // encoded writes; chunks[used:] are spare, for Reset
+	used   int      // chunks in use
+	size   int      // encoded bytes in use
+	n      int
 	// sets and deletes count the writes by kind, for Stats.
 	sets, deletes int
 }
+
+// batchChunk is the largest chunk a batch allocates (a write larger than
+// that gets a chunk of its own size).
+const batchChunk = 1 << 20
 
 const (
 	opSet    byte = 1
@@ -34,12 +46,15 @@ func (b *Batch) Set(key, value []byte) error {
 	if err := b.checkRoom(len(key) + len(value)); err != nil {
 		return err
 	}
-	b.grow(1 + 2*binary.MaxVarintLen64 + len(key) + len(value))
-	b.ops = append(b.ops, opSet)
-	b.ops = binary.AppendUvarint(b.ops, uint64(len(key)))
-	b.ops = append(b.ops, key...)
-	b.ops = binary.AppendUvarint(b.ops, uint64(len(value)))
-	b.ops = append(b.ops, value...)
+	n := 1 + uvarintLen(len(key)) + len(key) + uvarintLen(len(value)) + len(value)
+	c := b.room(n)
+	c = append(c, opSet)
+	c = binary.AppendUvarint(c, uint64(len(key)))
+	c = append(c, key...)
+	c = binary.AppendUvarint(c, uint64(len(value)))
+	c = append(c, value...)
+	b.chunks[b.used-1] = c
+	b.size += n
 	b.n++
 	b.sets++
 	return nil
@@ -53,33 +68,67 @@ func (b *Batch) Delete(key []byte) error {
 	if err := b.checkRoom(len(key)); err != nil {
 		return err
 	}
-	b.grow(1 + binary.MaxVarintLen64 + len(key))
-	b.ops = append(b.ops, opDelete)
-	b.ops = binary.AppendUvarint(b.ops, uint64(len(key)))
-	b.ops = append(b.ops, key...)
+	n := 1 + uvarintLen(len(key)) + len(key)
+	c := b.room(n)
+	c = append(c, opDelete)
+	c = binary.AppendUvarint(c, uint64(len(key)))
+	c = append(c, key...)
+	b.chunks[b.used-1] = c
+	b.size += n
 	b.n++
 	b.deletes++
 	return nil
 }
 
-// grow makes room for n more bytes, doubling the buffer: append's growth
-// (a quarter at a time for large slices) would copy a large batch about
-// five times over while it is built.
-func (b *Batch) grow(n int) {
-	if cap(b.ops)-len(b.ops) >= n {
-		return
+// room returns the chunk the next write of n bytes goes to (the last in
+// use), starting a new one if the current one cannot take it.
+func (b *Batch) room(n int) []byte {
+	if b.used > 0 {
+		if c := b.chunks[b.used-1]; cap(c)-len(c) >= n {
+			return c
+		}
 	}
-	ops := make([]byte, len(b.ops), max(2*cap(b.ops), len(b.ops)+n, 256))
-	copy(ops, b.ops)
-	b.ops = ops
+	size := 256
+	if b.used > 0 {
+		size = min(2*cap(b.chunks[b.used-1]), batchChunk)
+	}
+	size = max(size, n)
+	if b.used < len(b.chunks) && cap(b.chunks[b.used]) >= size {
+		b.chunks[b.used] = b.chunks[b.used][:0] // a spare chunk from before Reset
+	} else if b.used < len(b.chunks) {
+		b.chunks[b.used] = make([]byte, 0, size)
+	} else {
+		b.chunks = append(b.chunks, make([]byte, 0, size))
+	}
+	b.used++
+	return b.chunks[b.used-1]
+}
+
+// ops returns the encoded writes, chunk by chunk.
+func (b *Batch) ops() [][]byte { return b.chunks[:b.used] }
+
+// at returns the n bytes at offset off of chunk i (a value the overlay
+// indexes).
+func (b *Batch) at(i, off, n int) []byte { return b.chunks[i][off : off+n] }
+
+// last is the position of the batch's last byte + 1: its chunk and the
+// offset in it.
+func (b *Batch) last() (int, int) { return b.used - 1, len(b.chunks[b.used-1]) }
+
+func uvarintLen(n int) int {
+	l := 1
+	for x := uint64(n); x >= 0x80; x >>= 7 {
+		l++
+	}
+	return l
 }
 
 // checkRoom refuses a write of n bytes of key and value that would make
 // the encoded batch longer than one WAL record.
 func (b *Batch) checkRoom(n int) error {
 	const opOverhead = 1 + 2*binary.MaxVarintLen64
-	if len(b.ops)+n+opOverhead > wal.MaxRecordSize {
-		return fmt.Errorf("%w: %d bytes of writes, the limit is %d", ErrBatchTooLarge, len(b.ops)+n, wal.MaxRecordSize)
+	if b.size+n+opOverhead > wal.MaxRecordSize {
+		return fmt.Errorf("%w: %d bytes of writes, the limit is %d", ErrBatchTooLarge, b.size+n, wal.MaxRecordSize)
 	}
 	return nil
 }
@@ -87,25 +136,42 @@ func (b *Batch) checkRoom(n int) error {
 // Len is the number of writes in the batch.
 func (b *Batch) Len() int { return b.n }
 
-// Reset empties the batch for reuse.
-func (b *Batch) Reset() { b.ops, b.n, b.sets, b.deletes = b.ops[:0], 0, 0, 0 }
+// Reset empties the batch for reuse (it keeps its chunks).
+func (b *Batch) Reset() { b.used, b.size, b.n, b.sets, b.deletes = 0, 0, 0, 0, 0 }
 
-// WriteOptions choose a commit's durability.
+// WriteOptions choose whether a commit waits for durability. Either way
+// the commit queues its WAL record under the writer lock and waits, if it
+// waits, after releasing it, so concurrent durable commits share fsyncs
+// (group commit). A nil *WriteOptions means the database's SyncMode
+// (Options.Sync) decides: the commit waits for its fsync under SyncAlways,
+// and does not under SyncPeriodic and SyncNever.
 type WriteOptions struct {
-	// Sync makes the commit return only once it is durable, whatever
-	// the database's SyncMode.
+	// Sync true: the commit returns only once it is durable (its WAL
+	// record, and so every earlier commit's, is fsynced), whatever the
+	// database's SyncMode.
+	//
+	// Sync false: no fsync in the commit path, whatever the database's
+	// SyncMode, as Pebble's NoSync: the commit returns once its WAL record
+	// is queued for the background writer, without any I/O. The
+	// database's SyncMode then says when the writer fsyncs the record (at
+	// once under SyncAlways, within SyncInterval under SyncPeriodic, at
+	// the next Sync, durable commit, Checkpoint or Close under SyncNever).
+	// A crash, of the process or the machine, can lose such a commit and
+	// the ones after it, but never part of a commit, and never a commit
+	// before one that was acknowledged as durable.
 	Sync bool
 }
 
-// Sync and NoSync are the two WriteOptions: with NoSync the commit is
-// durable as the database's SyncMode says.
+// Sync and NoSync are the two WriteOptions. Sync: wait for the commit to
+// be durable. NoSync: do not wait, and do no fsync in the commit path, even
+// if the database's SyncMode is SyncAlways.
 var (
 	Sync   = &WriteOptions{Sync: true}
 	NoSync = &WriteOptions{Sync: false}
 )
 
-// Commit applies the batch atomically. With opts nil the database's
-// SyncMode decides durability.
+// Commit applies the batch atomically. opts says whether it waits for
+// durability (see WriteOptions); nil means the database's SyncMode decides.
 func (b *Batch) Commit(opts *WriteOptions) error {
 	if b.n == 0 {
 		return nil

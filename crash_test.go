@@ -158,6 +158,18 @@ func TestCrashRecovery(t *testing.T) {
 				if err := db.Set([]byte("after"), []byte("crash")); err != nil {
 					t.Fatal(err)
 				}
+				// The Set was durable (SyncAlways): a second crash now
+				// must keep it. (It would not if the recovered checkpoint
+				// were ahead of the WAL, which then reuses LSNs the
+				// checkpoint covers.)
+				twice, err := Open("db", memOptions(after.CrashClone(vfs.CrashDropUnsynced, nil)))
+				if err != nil {
+					t.Fatalf("recovery after the second crash: %v", err)
+				}
+				if v, err := twice.Get([]byte("after")); err != nil || string(v) != "crash" {
+					t.Fatalf("a durable commit after recovery was lost in a second crash: %q, %v", v, err)
+				}
+				twice.Close()
 				if err := db.Close(); err != nil {
 					t.Fatal(err)
 				}

@@ -237,7 +237,10 @@ func (db *DB) open() error {
 	db.mu.Lock()
 	db.installVersion(db.root, db.txid)
 	db.mu.Unlock()
-	wopts := wal.Options{FS: db.opts.fs, Logger: db.opts.Logger}
+	// MinNextLSN: a log whose files were removed after the checkpoint
+	// must not number new commits at or below it, or recovery would take
+	// them for records the checkpoint has.
+	wopts := wal.Options{FS: db.opts.fs, Logger: db.opts.Logger, MinNextLSN: db.lsn + 1}
 	switch db.opts.Sync {
 	case SyncAlways:
 		wopts.SyncMode = wal.SyncAlways
@@ -254,16 +257,6 @@ func (db *DB) open() error {
 	}
 	if first := db.log.FirstLSN(); first > db.lsn+1 {
 		return fmt.Errorf("%w: WAL starts at record %d, the checkpoint needs %d", ErrCorrupt, first, db.lsn+1)
-	}
-	if next := db.log.NextLSN(); next <= db.lsn {
-		// The log ends before the checkpoint (its files were removed):
-		// nothing is missing, since the checkpoint holds every record up
-		// to db.lsn, but new commits must be numbered after it, or
-		// recovery would take them for records the checkpoint has.
-		db.opts.Logger.Warn("strata: WAL ends before the checkpoint; continuing after it", "wal_next", next, "checkpoint_lsn", db.lsn)
-		if err := db.log.SkipTo(db.lsn + 1); err != nil {
-			return fmt.Errorf("strata: open WAL: %w", err)
-		}
 	}
 	// Redo the commits after the checkpoint, in order. Consecutive
 	// records are applied in one tree transaction (up to replayGroup of
@@ -469,9 +462,9 @@ func (db *DB) Delete(key []byte) error {
 }
 
 // commit logs and applies a batch as one transaction. The WAL record is
-// written before the new version becomes visible, and (if durable commits
-// are asked for) the fsync happens after the writer lock is released, so
-// concurrent committers share it.
+// queued under writeMu, before the new version becomes visible, so that LSN
+// order is commit order; the wait for its fsync (if opts ask for one)
+// happens after writeMu is released, so concurrent committers share fsyncs.
 func (db *DB) commit(b *Batch, opts *WriteOptions) error {
 	if !db.enter() {
 		return ErrClosed
@@ -482,18 +475,29 @@ func (db *DB) commit(b *Batch, opts *WriteOptions) error {
 		db.writeMu.Unlock()
 		return db.failed
 	}
-	err := db.commitLocked(b.ops, nil)
+	lsn, err := db.commitLocked(b.ops(), nil)
 	db.writeMu.Unlock()
 	if err != nil {
 		return err
 	}
 	db.st.countWrites(b)
-	if (opts != nil && opts.Sync) || db.opts.Sync == SyncAlways {
-		if err := db.log.Sync(); err != nil {
-			return fmt.Errorf("strata: sync WAL: %w", err)
-		}
+	if err := db.waitDurable(lsn, opts); err != nil {
+		return err
 	}
 	db.maybeCheckpoint()
+	return nil
+}
+
+// waitDurable waits for the commit of WAL record lsn to be durable if opts
+// ask for it: Sync always, NoSync never, nil if the database's mode is
+// SyncAlways. Called without writeMu.
+func (db *DB) waitDurable(lsn uint64, opts *WriteOptions) error {
+	if opts == nil && db.opts.Sync != SyncAlways || opts != nil && !opts.Sync {
+		return nil
+	}
+	if err := db.log.WaitDurable(lsn); err != nil {
+		return fmt.Errorf("strata: sync WAL: %w", err)
+	}
 	return nil
 }
 
@@ -508,7 +512,11 @@ func (db *DB) maybeCheckpoint() {
 	}
 }
 
-func (db *DB) commitLocked(ops []byte, tx *btree.Tx) error {
+// commitLocked applies ops (unless tx holds them already), queues their
+// WAL record and publishes the new version, holding treeMu from the first
+// change to the publication. It returns the record's LSN, for the caller to
+// wait on after releasing writeMu.
+func (db *DB) commitLocked(ops [][]byte, tx *btree.Tx) (uint64, error) {
 	db.treeMu.Lock()
 	defer db.treeMu.Unlock()
 	db.mu.RLock()
@@ -518,23 +526,25 @@ func (db *DB) commitLocked(ops []byte, tx *btree.Tx) error {
 	db.mu.RUnlock()
 	if tx == nil {
 		tx = db.tree.Begin(root, txid, frozen)
-		if err := applyOps(tx, ops); err != nil {
-			db.abort(tx)
-			return fmt.Errorf("strata: %w", err)
+		for _, chunk := range ops {
+			if err := applyOps(tx, chunk); err != nil {
+				db.abort(tx)
+				return 0, fmt.Errorf("strata: %w", err)
+			}
 		}
 	}
-	lsn, err := db.log.Append(ops, false)
+	lsn, err := db.log.AppendChunks(ops)
 	if err != nil {
 		db.abort(tx)
-		return fmt.Errorf("strata: write WAL: %w", err)
+		return 0, fmt.Errorf("strata: write WAL: %w", err)
 	}
 	if err := db.publish(tx, lsn); err != nil {
 		// The WAL has the commit but the tree does not: reopening
 		// replays it. Until then, refuse writes.
 		db.failed = fmt.Errorf("strata: commit failed, reopen to recover: %w", err)
-		return db.failed
+		return 0, db.failed
 	}
-	return nil
+	return lsn, nil
 }
 
 // publish commits tx's pages, makes its root the current version (the
@@ -684,6 +694,15 @@ func (db *DB) checkpointLocked() error {
 	// page store keeps writes in order, so after a crash a new meta page
 	// implies its tree.
 	if err := db.pool.FlushAll(); err != nil {
+		return fmt.Errorf("strata: checkpoint: %w", err)
+	}
+	// Write-ahead for the meta page too: the WAL records it covers must be
+	// durable before it is. Otherwise a crash could leave a checkpoint
+	// ahead of the WAL, whose next LSNs would then repeat numbers the
+	// checkpoint covers, and replay would skip those commits. (A WAL
+	// already behind the meta page, left by a crash before this rule, has
+	// nothing to wait for: hence the min.)
+	if err := db.log.WaitDurable(min(m.lsn, db.log.NextLSN()-1)); err != nil {
 		return fmt.Errorf("strata: checkpoint: %w", err)
 	}
 	pg, err := db.pool.Get(0, bufferpool.Exclusive)

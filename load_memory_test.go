@@ -22,10 +22,10 @@ const (
 	loadCache         = 32 << 20
 	loadTestRows      = 60000 // ~54 MB logical: 1.7× the cache
 	loadTestBatchRows = 5000  // ~4.5 MB per batch
-	loadConstBytes    = 32 << 20
+	loadConstBytes    = 24 << 20
 	// loadBatchFactor is how many times the largest batch a load may
 	// add to the cache and the constant (docs/KVSTORE.md, "Memory").
-	loadBatchFactor = 5
+	loadBatchFactor = 3
 )
 
 // loadRow appends row i's value.
@@ -62,7 +62,7 @@ func TestLoadMemoryBoundChild(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		largest = max(largest, len(b.ops))
+		largest = max(largest, b.size)
 		if err := b.Commit(nil); err != nil {
 			t.Fatal(err)
 		}

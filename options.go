@@ -11,19 +11,30 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// SyncMode says when a commit is durable.
+// SyncMode says whether commits with nil WriteOptions wait for
+// durability, and when the WAL's background writer fsyncs the commits that
+// do not wait. Commit(Sync) always waits for its fsync and Commit(NoSync)
+// never does, whatever the mode (see WriteOptions). Sync, Checkpoint and
+// Close make every earlier commit durable in every mode.
 type SyncMode int
 
 const (
-	// SyncAlways: a commit returns after its WAL record is fsynced.
-	// Concurrent commits share fsyncs (group commit). The default.
+	// SyncAlways: a commit with nil WriteOptions (Set, Delete, Update,
+	// Commit(nil)) returns after its WAL record is fsynced; concurrent
+	// commits share fsyncs (group commit). The background writer also
+	// fsyncs after every batch it writes, so a NoSync commit is durable as
+	// soon as the device allows, though it does not wait for it. The
+	// default.
 	SyncAlways SyncMode = iota
-	// SyncPeriodic: a commit returns after its WAL record is written; a
-	// background fsync every SyncInterval makes it durable. A crash can
-	// lose the commits of the last interval, never part of one.
+	// SyncPeriodic: a commit with nil WriteOptions returns once its WAL
+	// record is queued (no I/O in the commit path); the background writer
+	// writes records as they come and fsyncs every SyncInterval (10 ms). A
+	// crash can lose the commits of about the last interval, never part of
+	// one.
 	SyncPeriodic
-	// SyncNever: only Sync, Checkpoint, Close and commits with
-	// WriteOptions.Sync make earlier commits durable.
+	// SyncNever: a commit with nil WriteOptions returns once its WAL
+	// record is queued; the writer writes it but fsyncs only when asked:
+	// by Sync, Checkpoint, Close or a Commit(Sync).
 	SyncNever
 )
 
@@ -52,7 +63,9 @@ type Options struct {
 	// leave B+tree pages; the free space is zero-filled so compression
 	// removes it. Default 100.
 	FillFactor int
-	// Sync is when commits are durable. Default SyncAlways.
+	// Sync is whether commits with nil WriteOptions wait for durability
+	// and when commits that do not wait become durable (see SyncMode and
+	// WriteOptions). Default SyncAlways.
 	Sync SyncMode
 	// Partitions is the number of buffer pool partitions (a power of
 	// two). Default: the smallest power of two ≥ GOMAXPROCS.

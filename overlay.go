@@ -16,7 +16,7 @@ import (
 // runs (Update holds writeMu).
 
 // overlay indexes a transaction's batch by key: the latest write of each
-// key, as an offset into the batch's encoded ops.
+// key, as a position in the batch's encoded writes.
 type overlay struct {
 	byKey map[string]overlayEntry
 	// sorted caches the keys in order for iterators; nil after a write.
@@ -24,23 +24,23 @@ type overlay struct {
 }
 
 type overlayEntry struct {
-	del      bool
-	off, len int // the value in the batch's ops
+	del             bool
+	chunk, off, len int // the value in the batch (Batch.at)
 }
 
 // record notes the write the batch just appended: a set of key to the
-// value at ops[off:off+n], or a delete.
-func (o *overlay) record(key []byte, del bool, off, n int) {
+// value of n bytes at off in chunk, or a delete.
+func (o *overlay) record(key []byte, del bool, chunk, off, n int) {
 	if o.byKey == nil {
 		o.byKey = make(map[string]overlayEntry)
 	}
-	o.byKey[string(key)] = overlayEntry{del: del, off: off, len: n}
+	o.byKey[string(key)] = overlayEntry{del: del, chunk: chunk, off: off, len: n}
 	o.sorted = nil
 }
 
 // lookup reports whether the transaction wrote key, and if so whether it
-// deleted it or the value it set (aliasing ops).
-func (o *overlay) lookup(key []byte, ops []byte) (written, deleted bool, value []byte) {
+// deleted it or the value it set (aliasing the batch).
+func (o *overlay) lookup(key []byte, b *Batch) (written, deleted bool, value []byte) {
 	e, ok := o.byKey[string(key)]
 	if !ok {
 		return false, false, nil
@@ -48,7 +48,7 @@ func (o *overlay) lookup(key []byte, ops []byte) (written, deleted bool, value [
 	if e.del {
 		return true, true, nil
 	}
-	return true, false, ops[e.off : e.off+e.len]
+	return true, false, b.at(e.chunk, e.off, e.len)
 }
 
 func (o *overlay) keys() []string {
@@ -81,7 +81,7 @@ type cursor interface {
 // overlayCursor walks an overlay's keys in order.
 type overlayCursor struct {
 	o    *overlay
-	ops  []byte
+	b    *Batch
 	keys []string
 	i    int
 }
@@ -110,8 +110,8 @@ type mergeCursor struct {
 	valid   bool
 }
 
-func newMergeCursor(tree cursor, o *overlay, ops []byte) *mergeCursor {
-	return &mergeCursor{t: tree, o: overlayCursor{o: o, ops: ops, keys: o.keys()}}
+func newMergeCursor(tree cursor, o *overlay, b *Batch) *mergeCursor {
+	return &mergeCursor{t: tree, o: overlayCursor{o: o, b: b, keys: o.keys()}}
 }
 
 func (m *mergeCursor) Err() error { return m.t.Err() }
@@ -121,7 +121,7 @@ func (m *mergeCursor) Key() []byte { return m.cur }
 func (m *mergeCursor) Value() []byte {
 	if m.fromO {
 		e := m.o.entry()
-		return m.o.ops[e.off : e.off+e.len]
+		return m.o.b.at(e.chunk, e.off, e.len)
 	}
 	return m.t.Value()
 }

@@ -2,7 +2,6 @@ package strata
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/stratadb/strata/internal/btree"
 )
@@ -54,42 +53,38 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 		return ErrClosed
 	}
 	defer db.leave()
-	committed, err := db.update(fn)
-	if err != nil || !committed {
+	lsn, err := db.update(fn)
+	if err != nil || lsn == 0 {
 		return err
 	}
 	db.maybeCheckpoint()
-	if db.opts.Sync == SyncAlways {
-		// Outside writeMu, so that concurrent committers share the fsync.
-		if err := db.log.Sync(); err != nil {
-			return fmt.Errorf("strata: sync WAL: %w", err)
-		}
-	}
-	return nil
+	return db.waitDurable(lsn, nil)
 }
 
 // update runs fn and commits its writes under writeMu (taken and released
-// here, also when fn panics). It reports whether anything was committed.
-func (db *DB) update(fn func(tx *Tx) error) (committed bool, err error) {
+// here, also when fn panics). It returns the commit's WAL record, 0 if
+// nothing was committed.
+func (db *DB) update(fn func(tx *Tx) error) (lsn uint64, err error) {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	if db.failed != nil {
-		return false, db.failed
+		return 0, db.failed
 	}
 	tx := &Tx{db: db, writable: true, batch: Batch{db: db}}
 	defer func() { tx.done = true }()
 	if err := fn(tx); err != nil {
-		return false, err
+		return 0, err
 	}
 	if tx.batch.n == 0 {
-		return false, nil
+		return 0, nil
 	}
-	if err := db.commitLocked(tx.batch.ops, nil); err != nil {
-		return false, err
+	lsn, err = db.commitLocked(tx.batch.ops(), nil)
+	if err != nil {
+		return 0, err
 	}
 	db.st.txs.Add(1)
 	db.st.countWrites(&tx.batch)
-	return true, nil
+	return lsn, nil
 }
 
 // View runs fn in a read-only transaction over a snapshot. Close waits
@@ -121,7 +116,7 @@ func (tx *Tx) Get(key []byte) ([]byte, error) {
 	if !tx.writable {
 		return tx.db.getAt(tx.root, key)
 	}
-	if written, deleted, v := tx.over.lookup(key, tx.batch.ops); written {
+	if written, deleted, v := tx.over.lookup(key, &tx.batch); written {
 		if deleted {
 			return nil, ErrNotFound
 		}
@@ -141,7 +136,7 @@ func (tx *Tx) NewIter(opts *IterOptions) (*Iterator, error) {
 	var it *Iterator
 	if tx.writable {
 		it = tx.db.newIter(tx.db.root, opts, nil)
-		it.c = newMergeCursor(it.c, &tx.over, tx.batch.ops)
+		it.c = newMergeCursor(it.c, &tx.over, &tx.batch)
 	} else {
 		it = tx.db.newIter(tx.root, opts, nil)
 	}
@@ -158,7 +153,8 @@ func (tx *Tx) Set(key, value []byte) error {
 		return err // refused before any change: open iterators stay valid
 	}
 	tx.writes++
-	tx.over.record(key, false, len(tx.batch.ops)-len(value), len(value))
+	chunk, end := tx.batch.last()
+	tx.over.record(key, false, chunk, end-len(value), len(value))
 	return nil
 }
 
@@ -171,7 +167,7 @@ func (tx *Tx) Delete(key []byte) error {
 		return err
 	}
 	tx.writes++
-	tx.over.record(key, true, 0, 0)
+	tx.over.record(key, true, 0, 0, 0)
 	return nil
 }
 

@@ -25,7 +25,10 @@ func buildLog(t *testing.T) (*vfs.MemFS, [][]byte) {
 	var want [][]byte
 	for i := 0; i < 60; i++ {
 		p := randPayload(rng, rng.IntN(200))
-		if _, err := l.Append(p, false); err != nil {
+		if _, err := appendWait(l, p, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.settle(); err != nil { // one record per write
 			t.Fatal(err)
 		}
 		want = append(want, p)
@@ -36,7 +39,10 @@ func buildLog(t *testing.T) (*vfs.MemFS, [][]byte) {
 	}
 	for i := 0; i < 6; i++ {
 		p := randPayload(rng, rng.IntN(50))
-		if _, err := l.Append(p, false); err != nil {
+		if _, err := appendWait(l, p, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.settle(); err != nil { // one record per write
 			t.Fatal(err)
 		}
 		want = append(want, p)
@@ -183,7 +189,7 @@ func TestCorruptNewestFile(t *testing.T) {
 			t.Fatalf("byte %d (record %d of the file) flipped: %d records survive, want %d", off, rec, n, wantN)
 		}
 		l := mustOpen(t, testDir, Options{FS: c})
-		if lsn, err := l.Append([]byte("more"), true); err != nil || lsn != uint64(n+1) {
+		if lsn, err := appendWait(l, []byte("more"), true); err != nil || lsn != uint64(n+1) {
 			t.Fatalf("Append after recovery: %d, %v", lsn, err)
 		}
 		l.Close()

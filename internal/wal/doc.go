@@ -19,39 +19,42 @@
 // TruncateBefore deletes whole files whose records are all older than a
 // checkpoint.
 //
-// # Group commit
+// # Pipeline and group commit
 //
-// Append hands its record to whichever goroutine is the leader: callers
-// queue their records in a shared buffer under a mutex; a caller that finds
-// no leader becomes one, takes the whole queue, writes it with one WriteAt
-// and, if any caller in it (or an earlier one) asked for durability, fsyncs
-// once. Then it wakes everyone; callers whose records were covered return,
-// and one of the others leads the next round with whatever queued up
-// meanwhile. So N concurrent committers share far fewer than N writes and
-// fsyncs, with no extra goroutine and no added latency when there is no
-// concurrency. Stats reports the counts.
+// Append gives a record its LSN and copies it into an in-memory queue,
+// and returns: it does no I/O in any mode (it waits only if the queue
+// holds Options.QueueSize bytes, back-pressure). One writer goroutine does
+// all the I/O: it takes the whole queue, writes it with one WriteAt and,
+// if someone waits for durability (WaitDurable, Sync) or the mode is
+// SyncAlways, fsyncs once for everything written. Records appended
+// meanwhile go in the next round, together. A caller appends under its
+// own lock, so that LSN order is its commit order, and calls
+// WaitDurable(lsn) after releasing it: N concurrent durable committers
+// then share far fewer than N writes and fsyncs, and a commit that does
+// not wait costs no syscall. Stats reports the counts.
 //
 // # Durability
 //
-// Append(payload, true), Sync, Rotate and Close return only after the
-// records before them are fsynced. What Append(payload, false) guarantees
-// depends on the SyncMode:
+// WaitDurable, Sync, Rotate and Close return only after the records before
+// them are fsynced. What becomes of records nobody waits for depends on
+// the SyncMode:
 //
-//   - SyncAlways (the default): every Append is synced.
-//   - SyncPeriodic: Append returns once the record is in the OS page cache;
-//     a background goroutine fsyncs every SyncInterval (default 10 ms). A
-//     machine crash can lose records acknowledged within about the last
-//     SyncInterval plus one fsync; a process crash loses none.
-//   - SyncNever: records are fsynced only by synced Appends, Sync, Rotate,
+//   - SyncAlways (the default): the writer fsyncs after every batch.
+//   - SyncPeriodic: the writer fsyncs every SyncInterval (default 10 ms)
+//     what it has written. A crash can lose unwaited records appended
+//     within about the last SyncInterval plus one fsync.
+//   - SyncNever: records are fsynced only when someone waits, by Rotate,
 //     Close, and moving to a new file.
 //
-// Every acknowledged LSN is ordered: when an Append returns, every record
-// with a lower LSN is written (and synced, if it was a synced Append).
+// In every mode a crash, of the process too, can lose the records still
+// in the queue. Records are written and made durable in LSN order: once
+// record n is durable, so is every record before it.
 //
-// A write or fsync error is sticky: the log refuses every later Append and
-// Sync with it. After a failed fsync the kernel may have dropped the dirty
-// pages, so retrying could report success for data that is gone; the only
-// safe way on is to reopen and recover.
+// A write or fsync error is sticky: every waiter gets it, and the log
+// refuses every later Append and Sync with it. After a failed fsync the
+// kernel may have dropped the dirty pages, so retrying could report
+// success for data that is gone; the only safe way on is to reopen and
+// recover.
 //
 // # Recovery rules
 //

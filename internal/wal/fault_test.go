@@ -117,16 +117,24 @@ func TestWriteErrorSticky(t *testing.T) {
 	fs := vfs.NewMem()
 	l := mustOpen(t, testDir, Options{FS: fs, SyncMode: SyncNever})
 	for i := 0; i < 3; i++ {
-		if _, err := l.Append([]byte{byte(i)}, false); err != nil {
+		if _, err := appendWait(l, []byte{byte(i)}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if err := l.settle(); err != nil {
+		t.Fatal(err)
+	}
 	fs.SetInjector(vfs.InjectAfter(0, vfs.OpWrite))
-	if _, err := l.Append([]byte("lost"), false); !isInjected(err) {
-		t.Fatalf("Append with a failing write: %v", err)
+	// Append only queues the record; the writer's write fails, and the
+	// next call learns it.
+	if _, err := appendWait(l, []byte("lost"), false); err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	if err := l.settle(); !isInjected(err) {
+		t.Fatalf("the writer's write did not fail: %v", err)
 	}
 	fs.SetInjector(nil)
-	if _, err := l.Append([]byte("refused"), true); !isInjected(err) {
+	if _, err := appendWait(l, []byte("refused"), true); !isInjected(err) {
 		t.Fatalf("Append after a failed write: %v", err)
 	}
 	if err := l.Sync(); !isInjected(err) {
@@ -162,7 +170,7 @@ func TestSyncErrorConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ {
-				lsn, err := l.Append(groupPayload(g, i), true)
+				lsn, err := appendWait(l, groupPayload(g, i), true)
 				mu.Lock()
 				if err != nil {
 					failures++
@@ -203,25 +211,28 @@ func TestShortWrite(t *testing.T) {
 	var want [][]byte
 	for i := 0; i < 4; i++ {
 		p := []byte(fmt.Sprintf("record %d", i))
-		if _, err := l.Append(p, false); err != nil {
+		if _, err := appendWait(l, p, false); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, p)
 	}
+	if err := l.settle(); err != nil {
+		t.Fatal(err)
+	}
 	fs.SetShortWrites(func(path string, off int64, n int) int { return n / 2 })
-	_, err := l.Append([]byte("this record is cut in half"), false)
+	_, err := appendWait(l, []byte("this record is cut in half"), true)
 	if !isInjected(err) || !errors.Is(err, io.ErrShortWrite) {
-		t.Fatalf("Append with a short write: %v", err)
+		t.Fatalf("Append and WaitDurable with a short write: %v", err)
 	}
 	fs.SetShortWrites(nil)
-	if _, err := l.Append([]byte("refused"), false); err == nil {
+	if _, err := appendWait(l, []byte("refused"), false); err == nil {
 		t.Fatal("Append after a short write succeeded")
 	}
 	l.Close()
 	l = mustOpen(t, testDir, opts)
 	defer l.Close()
 	checkRecords(t, replayAll(t, l, 0), want, 1)
-	if lsn, err := l.Append([]byte("next"), true); err != nil || lsn != 5 {
+	if lsn, err := appendWait(l, []byte("next"), true); err != nil || lsn != 5 {
 		t.Fatalf("Append after recovery: %d, %v", lsn, err)
 	}
 }

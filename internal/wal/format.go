@@ -90,12 +90,18 @@ func payloadCRC(payload []byte) uint32 { return crc32.Update(0, castagnoli, payl
 // appendRecord appends the record (lsn, payload) to dst. pcrc must be
 // payloadCRC(payload).
 func appendRecord(dst []byte, lsn uint64, payload []byte, pcrc uint32) []byte {
-	var h [recordHeaderSize]byte
-	binary.LittleEndian.PutUint32(h[4:], uint32(len(payload)))
-	binary.LittleEndian.PutUint64(h[8:], lsn)
-	binary.LittleEndian.PutUint32(h[0:], crc32.Update(pcrc, castagnoli, h[4:]))
-	dst = append(dst, h[:]...)
+	n := len(dst)
+	dst = append(dst, make([]byte, recordHeaderSize)...) // no allocation if it fits
+	putRecordHeader(dst[n:], lsn, len(payload), pcrc)
 	return append(dst, payload...)
+}
+
+// putRecordHeader writes into h the header of record lsn whose payload is
+// n bytes with checksum pcrc (payloadCRC).
+func putRecordHeader(h []byte, lsn uint64, n int, pcrc uint32) {
+	binary.LittleEndian.PutUint32(h[4:], uint32(n))
+	binary.LittleEndian.PutUint64(h[8:], lsn)
+	binary.LittleEndian.PutUint32(h[0:], crc32.Update(pcrc, castagnoli, h[4:recordHeaderSize]))
 }
 
 // Errors of decodeRecord. errShortRecord means the bytes end inside the

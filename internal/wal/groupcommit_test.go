@@ -32,7 +32,7 @@ func TestGroupCommit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range perG {
-				lsn, err := l.Append(groupPayload(g, i), true)
+				lsn, err := appendWait(l, groupPayload(g, i), true)
 				if err != nil {
 					t.Error(err)
 					return
@@ -122,7 +122,7 @@ func TestGroupCommitSharedWrite(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range perG {
-				if _, err := l.Append(groupPayload(g, i), false); err != nil {
+				if _, err := appendWait(l, groupPayload(g, i), false); err != nil {
 					t.Error(err)
 					return
 				}
@@ -130,6 +130,9 @@ func TestGroupCommitSharedWrite(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if err := l.settle(); err != nil {
+		t.Fatal(err)
+	}
 	st := l.Stats()
 	t.Logf("%d appends in %d writes, %d fsyncs", st.Records, st.Writes, st.Syncs)
 	if st.Records != goroutines*perG || st.Writes >= st.Records/2 {

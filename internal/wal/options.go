@@ -17,30 +17,35 @@ const (
 	DefaultFileSize = 64 << 20
 	// DefaultSyncInterval is how often SyncPeriodic fsyncs.
 	DefaultSyncInterval = 10 * time.Millisecond
+	// DefaultQueueSize bounds the records appended but not yet taken by
+	// the writer. It is also the largest write the writer makes (but for
+	// one record larger than it).
+	DefaultQueueSize = 4 << 20
 )
 
-// SyncMode says when appended records are made durable (fsynced). Whatever
-// the mode, Append(payload, true), Sync, Rotate and Close make every record
-// appended before them durable.
+// SyncMode says when the writer fsyncs the records it has written if
+// nobody waits for them. Whatever the mode, Append never waits for I/O, and
+// WaitDurable, Sync, Rotate and Close make every record appended before
+// them durable (concurrent waiters share fsyncs). The mode governs the
+// records nobody waits for: how soon they become durable without being
+// asked.
 type SyncMode int
 
 const (
-	// SyncAlways makes every Append durable before it returns, whatever
-	// its sync argument. Concurrent appends share fsyncs (group commit).
-	// This is the default: the zero Options never lose an acknowledged
-	// record.
+	// SyncAlways: the writer fsyncs after every batch it writes, so every
+	// record becomes durable as soon as the device allows, waited for or
+	// not. Records appended during an fsync share the next one. The
+	// default.
 	SyncAlways SyncMode = iota
-	// SyncPeriodic lets Append(payload, false) return once its record is
-	// written to the file (in the OS page cache), and fsyncs in the
-	// background every SyncInterval. The durability window: a crash of the
-	// machine (not only of the process) can lose the records acknowledged
-	// in the last SyncInterval plus the duration of one fsync; a crash of
-	// the process alone loses nothing that Append acknowledged.
+	// SyncPeriodic: the writer writes records as they are appended and
+	// fsyncs every SyncInterval what it has written. A crash can lose the
+	// records not waited for that were appended in about the last
+	// SyncInterval plus one fsync.
 	SyncPeriodic
-	// SyncNever fsyncs only when asked: by Append(payload, true), Sync,
-	// Rotate or Close (and when a file is full and the log moves on to the
-	// next). A machine crash can lose every record appended with sync false
-	// since the last of those.
+	// SyncNever: the writer writes records as they are appended and
+	// fsyncs only when asked (WaitDurable, Sync, Rotate, Close) or when a
+	// file is full and the log moves on to the next. A crash can lose
+	// every record not waited for since the last of those.
 	SyncNever
 )
 
@@ -67,12 +72,27 @@ type Options struct {
 	// SyncInterval is the period of SyncPeriodic's background fsync.
 	// Default: DefaultSyncInterval (10 ms). Ignored in other modes.
 	SyncInterval time.Duration
+	// QueueSize bounds, in bytes, the records appended but not yet taken
+	// by the writer: an Append that would take the queue past it waits
+	// until the writer takes the queue (a record larger than QueueSize
+	// waits for an empty queue). With the batch being written, the log
+	// buffers at most twice QueueSize (or two records, if larger).
+	// Default: DefaultQueueSize (4 MiB).
+	QueueSize int
 	// FileSize is the size at which the log moves on to a new file: a
 	// group-commit batch that starts in a file of FileSize bytes or more
 	// goes to a new file. A file can exceed FileSize by up to one batch (a
 	// record is never split across files). Default: DefaultFileSize (64
 	// MiB).
 	FileSize int64
+	// MinNextLSN, if set, is the lowest LSN the next Append may get: a log
+	// that recovers to an earlier end (its files were removed after the
+	// caller's checkpoint covered them) moves on to a new file numbered
+	// from MinNextLSN, so that new records never reuse numbers the
+	// caller's checkpoint has. Replay(MinNextLSN) then skips the older
+	// files, and TruncateBefore(MinNextLSN) deletes them. Default 0: the
+	// log continues after its last record.
+	MinNextLSN uint64
 	// Logger receives rare events: a torn tail dropped at recovery, a
 	// background fsync that failed. Default: discard.
 	Logger *slog.Logger
@@ -88,6 +108,9 @@ func (o Options) withDefaults() Options {
 	if o.FileSize == 0 {
 		o.FileSize = DefaultFileSize
 	}
+	if o.QueueSize == 0 {
+		o.QueueSize = DefaultQueueSize
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -100,6 +123,9 @@ func (o Options) validate() error {
 	}
 	if o.SyncInterval < 0 {
 		return fmt.Errorf("wal: negative sync interval %v", o.SyncInterval)
+	}
+	if o.QueueSize < 0 {
+		return fmt.Errorf("wal: negative queue size %d", o.QueueSize)
 	}
 	if o.FileSize < 0 {
 		return fmt.Errorf("wal: negative file size %d", o.FileSize)

@@ -46,22 +46,24 @@ func Open(dir string, opts Options) (*Log, error) {
 		fs:   fs,
 		log:  opts.Logger,
 		lock: lock,
+		kick: make(chan struct{}, 1),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
-	l.cond.L = &l.mu
-	if err := l.recover(); err != nil {
+	l.progress.L = &l.mu
+	l.room.L = &l.mu
+	err = l.recover()
+	if err == nil && opts.MinNextLSN > 0 {
+		err = l.skipTo(opts.MinNextLSN)
+	}
+	if err != nil {
 		if l.f != nil {
 			l.f.Close()
 		}
 		lock.Close()
 		return nil, err
 	}
-	if opts.SyncMode == SyncPeriodic {
-		go l.syncLoop(opts.SyncInterval)
-	} else {
-		close(l.done)
-	}
+	go l.writeLoop()
 	return l, nil
 }
 
@@ -269,9 +271,11 @@ func newRecordReader(f vfs.File, end int64, buf []byte) *recordReader {
 // failed and those after have not.
 //
 // Replay is meant for recovery, between Open and the first Append, but it
-// may run concurrently with Append: it replays the records written before
-// it started. fn may call Append but must not call TruncateBefore or Close,
-// which wait for Replay to finish.
+// may run concurrently with Append: it first waits for the writer to write
+// every record appended before it started (without an fsync), and replays
+// those. fn may call Append but must not call TruncateBefore or Close,
+// which wait for Replay to finish. On a failed log it replays the records
+// written before the failure.
 func (l *Log) Replay(from uint64, fn func(lsn uint64, payload []byte) error) error {
 	l.truncMu.RLock()
 	defer l.truncMu.RUnlock()
@@ -280,6 +284,7 @@ func (l *Log) Replay(from uint64, fn func(lsn uint64, payload []byte) error) err
 		l.mu.Unlock()
 		return ErrClosed
 	}
+	l.waitWrittenLocked(l.nextLSN)
 	files := slices.Clone(l.files)
 	endOff, endLSN := l.off, l.writtenLSN
 	l.mu.Unlock()

@@ -6,25 +6,35 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// TestSkipTo: a log behind its caller's checkpoint moves on to a new file
-// numbered from there; the records appended then are replayed from that
-// LSN after a crash, and the old files are removable.
-func TestSkipTo(t *testing.T) {
+// TestMinNextLSN: a log behind its caller's checkpoint moves on, at Open,
+// to a new file numbered from there; the records appended then are
+// replayed from that LSN after a crash, and the old files are removable. A
+// log already past MinNextLSN is unchanged.
+func TestMinNextLSN(t *testing.T) {
 	fs := vfs.NewMem()
 	l := mustOpen(t, testDir, Options{FS: fs})
 	for i := 0; i < 3; i++ {
-		if _, err := l.Append([]byte("old"), true); err != nil {
+		lsn, err := l.Append([]byte("old"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.WaitDurable(lsn); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := l.SkipTo(2); err != nil || l.NextLSN() != 4 {
-		t.Fatalf("SkipTo below the end: %v, next %d", err, l.NextLSN())
+	l.Close()
+	l = mustOpen(t, testDir, Options{FS: fs, MinNextLSN: 2})
+	if l.NextLSN() != 4 {
+		t.Fatalf("MinNextLSN below the end: next %d, want 4", l.NextLSN())
 	}
-	if err := l.SkipTo(10); err != nil {
+	l.Close()
+	l = mustOpen(t, testDir, Options{FS: fs, MinNextLSN: 10})
+	lsn, err := l.Append([]byte("new"))
+	if err != nil || lsn != 10 {
+		t.Fatalf("append after MinNextLSN 10: lsn %d, %v", lsn, err)
+	}
+	if err := l.WaitDurable(lsn); err != nil {
 		t.Fatal(err)
-	}
-	if lsn, err := l.Append([]byte("new"), true); err != nil || lsn != 10 {
-		t.Fatalf("append after SkipTo: lsn %d, %v", lsn, err)
 	}
 	crashed := fs.CrashClone(vfs.CrashDropUnsynced, nil)
 	l.Close()

@@ -1,14 +1,22 @@
 package wal
 
+// Lock rules. mu guards the log's state (the fields marked below). Only the
+// writer goroutine (writer.go) writes records, fsyncs the active file and
+// moves to a new file; it releases mu during that I/O. Every other method
+// takes mu only to read or change state and to wait on a condition: Append,
+// WaitDurable, Sync and Rotate do no I/O themselves, so a caller may hold
+// its own lock across Append (to keep LSN order equal to its commit order)
+// and release it before it waits for durability. truncMu is taken before
+// mu, never while holding it.
+
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/stratadb/strata/internal/vfs"
 )
@@ -23,10 +31,6 @@ var (
 	// ErrTooLarge: Append was given a payload longer than MaxRecordSize.
 	ErrTooLarge = errors.New("wal: record too large")
 )
-
-// maxSpareBuffer is the largest batch buffer kept for reuse; a larger one
-// (left by a burst of big records) is dropped so that it does not pin memory.
-const maxSpareBuffer = 4 << 20
 
 // Log is an open write-ahead log. All its methods are safe for concurrent
 // use.
@@ -43,31 +47,43 @@ type Log struct {
 	truncMu sync.RWMutex
 
 	mu sync.Mutex
-	// cond (on mu) is broadcast whenever writtenLSN, syncedLSN, busy, err
-	// or closed changes.
-	cond sync.Cond
+	// progress (on mu) is broadcast when the writer ends a round (so
+	// writtenLSN, syncedLSN or rotated may have changed), when the log
+	// fails and when Close has stopped the writer.
+	progress sync.Cond
+	// room (on mu) is broadcast when the writer takes the queue, when the
+	// log fails and when it is closed: Appends wait on it for room.
+	room sync.Cond
 
 	// Guarded by mu.
 	nextLSN    uint64 // LSN the next Append gets
 	writtenLSN uint64 // records up to here are written to the files (OS page cache)
 	syncedLSN  uint64 // records up to here are durable
 	syncWant   uint64 // highest LSN some caller waits to see durable
-	pending    []byte // encoded records not yet handed to a leader
+	queue      []byte // encoded records appended but not yet taken by the writer
 	spare      []byte // the other batch buffer, for reuse
-	// busy: a goroutine is the leader. Only the leader writes records,
-	// fsyncs, moves to a new file and changes f and off; it releases mu
-	// during its I/O, so that more records can queue up meanwhile.
-	busy   bool
-	err    error // sticky: the first write or fsync failure
-	closed bool
-	files  []fileInfo // oldest first; the last is the active file
-	f      vfs.File   // the active file
-	off    int64      // end of the data written to f
+	// big is a record larger than QueueSize, not copied: its header and
+	// the caller's payload, which the writer writes before the queue. Its
+	// Append waits until it is written.
+	big       [][]byte
+	bigHeader [recordHeaderSize]byte
+	bigLSN    uint64
+	// rotateWant counts Rotate calls; rotated is the count the writer has
+	// served. A Rotate returns once rotated reaches its number.
+	rotateWant, rotated uint64
+	inRound             bool       // the writer is in a round (see roundLocked)
+	err                 error      // sticky: the first write or fsync failure
+	closed              bool       // Close has begun: Append, Sync and Rotate refuse
+	stopped             bool       // Close has stopped the writer
+	files               []fileInfo // oldest first; the last is the active file
+	f                   vfs.File   // the active file; only the writer uses it
+	off                 int64      // end of the data written to f
 
 	stats counters
 
-	stop chan struct{} // closed by Close to stop the periodic syncer
-	done chan struct{} // closed when the periodic syncer has stopped
+	kick chan struct{} // (capacity 1) wakes the writer: there is work
+	stop chan struct{} // closed by Close to stop the writer
+	done chan struct{} // closed when the writer has stopped
 }
 
 // fileInfo describes one file of the log.
@@ -77,7 +93,7 @@ type fileInfo struct {
 }
 
 type counters struct {
-	records, bytes, writes, syncs, dirSyncs, rotations atomic.Int64
+	records, bytes, writes, syncs, dirSyncs, rotations, queueWaits atomic.Int64
 }
 
 // Stats counts the log's work since Open.
@@ -85,8 +101,9 @@ type Stats struct {
 	// Records and Bytes count the records written to files and their size
 	// on disk (headers and payloads).
 	Records, Bytes int64
-	// Writes counts the writes that carried records: one per group-commit
-	// batch, so Records/Writes is the average batch size.
+	// Writes counts the writes that carried records: one per batch the
+	// writer took from the queue, so Records/Writes is the average batch
+	// size.
 	Writes int64
 	// Syncs counts file fsyncs: those that made appended records durable
 	// (shared by every record of the batches they cover), and those of
@@ -97,6 +114,9 @@ type Stats struct {
 	DirSyncs int64
 	// Rotations counts the files started since Open.
 	Rotations int64
+	// QueueWaits counts the Appends that found the queue full and waited
+	// for the writer (back-pressure).
+	QueueWaits int64
 	// Files is the number of files the log consists of now.
 	Files int
 }
@@ -107,13 +127,14 @@ func (l *Log) Stats() Stats {
 	files := len(l.files)
 	l.mu.Unlock()
 	return Stats{
-		Records:   l.stats.records.Load(),
-		Bytes:     l.stats.bytes.Load(),
-		Writes:    l.stats.writes.Load(),
-		Syncs:     l.stats.syncs.Load(),
-		DirSyncs:  l.stats.dirSyncs.Load(),
-		Rotations: l.stats.rotations.Load(),
-		Files:     files,
+		Records:    l.stats.records.Load(),
+		Bytes:      l.stats.bytes.Load(),
+		Writes:     l.stats.writes.Load(),
+		Syncs:      l.stats.syncs.Load(),
+		DirSyncs:   l.stats.dirSyncs.Load(),
+		Rotations:  l.stats.rotations.Load(),
+		QueueWaits: l.stats.queueWaits.Load(),
+		Files:      files,
 	}
 }
 
@@ -148,43 +169,178 @@ func (l *Log) FirstLSN() uint64 {
 
 // Append adds a record holding payload (which may be empty, and may be
 // reused by the caller once Append returns) and returns its LSN, one more
-// than the previous record's. It returns once the record is written to the
-// file and, if sync is true or the mode is SyncAlways, fsynced.
+// than the previous record's. It only copies the record into the log's
+// queue and never does I/O: the writer goroutine writes the queue in
+// batches, one write each, and fsyncs as the SyncMode says. To know the
+// record is durable, call WaitDurable(lsn) (or Sync) afterwards, typically
+// after releasing whatever lock ordered the Appends; concurrent waiters
+// share fsyncs.
 //
-// Concurrent Appends are committed as a group: the records queued while a
-// leader writes and fsyncs are written together by the next leader, with
-// one write and at most one fsync (see the package comment). Records are
-// acknowledged in LSN order: when Append returns, every record with a lower
-// LSN is written too (and synced, if this one was).
+// If the queue holds Options.QueueSize bytes or more, Append waits until
+// the writer takes it (back-pressure); a record larger than QueueSize waits
+// for an empty queue. Records are written in LSN order.
 //
-// A write or fsync error is returned to every Append waiting on it and is
-// sticky: after it the log refuses further appends with the same error,
-// because after a failed fsync the state of the file is unknown. Reopen the
-// log to recover.
-func (l *Log) Append(payload []byte, sync bool) (uint64, error) {
+// A write or fsync error is sticky: it is returned to every WaitDurable,
+// Sync and Rotate waiting on it, and after it the log refuses further
+// appends with the same error, because after a failed fsync the state of
+// the file is unknown. Records appended but not yet written when the error
+// happened are lost. Reopen the log to recover.
+func (l *Log) Append(payload []byte) (uint64, error) {
 	if len(payload) > MaxRecordSize {
 		return 0, fmt.Errorf("%w: %d bytes (limit %d)", ErrTooLarge, len(payload), MaxRecordSize)
 	}
 	pcrc := payloadCRC(payload) // outside the lock: it can take a while
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return 0, ErrClosed
+	chunks := [1][]byte{payload}
+	if recordHeaderSize+len(payload) > l.opts.QueueSize {
+		return l.appendBig(chunks[:], len(payload), pcrc)
 	}
-	if l.err != nil {
-		return 0, l.err
+	return l.appendQueued(chunks[:], len(payload), pcrc)
+}
+
+// appendQueued copies a record of n bytes (the concatenation of chunks,
+// whose checksum is pcrc) into the queue, waiting for room.
+func (l *Log) appendQueued(chunks [][]byte, n int, pcrc uint32) (uint64, error) {
+	size := recordHeaderSize + n
+	l.mu.Lock()
+	waited := false
+	for {
+		if l.closed {
+			l.mu.Unlock()
+			return 0, ErrClosed
+		}
+		if l.err != nil {
+			err := l.err
+			l.mu.Unlock()
+			return 0, err
+		}
+		if len(l.queue) == 0 || len(l.queue)+size <= l.opts.QueueSize {
+			break
+		}
+		if !waited {
+			waited = true
+			l.stats.queueWaits.Add(1)
+		}
+		l.room.Wait()
 	}
 	lsn := l.nextLSN
 	l.nextLSN++
-	l.pending = appendRecord(l.pending, lsn, payload, pcrc)
-	if err := l.waitLocked(lsn, sync || l.opts.SyncMode == SyncAlways); err != nil {
-		return 0, err
+	// The writer works until the queue is empty: it needs waking only
+	// when this record is the first in the queue.
+	wake := len(l.queue) == 0
+	if need := len(l.queue) + size; need > cap(l.queue) {
+		l.growQueueLocked(need)
+	}
+	h := len(l.queue)
+	l.queue = l.queue[:h+recordHeaderSize]
+	putRecordHeader(l.queue[h:], lsn, n, pcrc)
+	for _, c := range chunks {
+		l.queue = append(l.queue, c...)
+	}
+	l.mu.Unlock()
+	if wake {
+		l.kickWriter()
 	}
 	return lsn, nil
 }
 
+// AppendChunks appends a record whose payload is the concatenation of
+// chunks, as Append does: a record that fits the queue is copied into it;
+// a larger one is written from the chunks themselves, and AppendChunks
+// returns once it is written (the caller may then reuse the chunks).
+func (l *Log) AppendChunks(chunks [][]byte) (uint64, error) {
+	n := 0
+	pcrc := uint32(0)
+	for _, c := range chunks {
+		n += len(c)
+		pcrc = crc32.Update(pcrc, castagnoli, c)
+	}
+	if n > MaxRecordSize {
+		return 0, fmt.Errorf("%w: %d bytes (limit %d)", ErrTooLarge, n, MaxRecordSize)
+	}
+	if recordHeaderSize+n > l.opts.QueueSize {
+		return l.appendBig(chunks, n, pcrc)
+	}
+	return l.appendQueued(chunks, n, pcrc)
+}
+
+// appendBig appends a record larger than the queue without copying it (a
+// large batch would otherwise be held twice): once the queue is empty it
+// hands the payload to the writer and waits until the record is written,
+// so that the caller's buffer is not used after Append returns. Records
+// appended meanwhile queue behind it.
+func (l *Log) appendBig(payload [][]byte, n int, pcrc uint32) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	waited := false
+	for {
+		if l.closed {
+			return 0, ErrClosed
+		}
+		if l.err != nil {
+			return 0, l.err
+		}
+		if len(l.queue) == 0 && l.big == nil {
+			break
+		}
+		if !waited {
+			waited = true
+			l.stats.queueWaits.Add(1)
+		}
+		l.room.Wait()
+	}
+	lsn := l.nextLSN
+	l.nextLSN++
+	putRecordHeader(l.bigHeader[:], lsn, n, pcrc)
+	l.big, l.bigLSN = payload, lsn
+	l.kickWriter()
+	for l.writtenLSN < lsn {
+		if l.err != nil {
+			return 0, l.err
+		}
+		if l.stopped {
+			return 0, ErrClosed
+		}
+		l.progress.Wait()
+	}
+	return lsn, nil
+}
+
+// growQueueLocked gives the queue room for need bytes. It doubles the
+// buffer, but never past QueueSize unless one record needs more, so that
+// the buffers the writer hands back stay reusable (see writeBatchLocked).
+func (l *Log) growQueueLocked(need int) {
+	n := min(max(2*cap(l.queue), need, 4<<10), max(l.opts.QueueSize, need))
+	q := make([]byte, len(l.queue), n)
+	copy(q, l.queue)
+	l.queue = q
+}
+
+// kickWriter tells the writer there is work. It never blocks: a pending
+// kick already makes the writer look at the log's state again.
+func (l *Log) kickWriter() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// WaitDurable returns once record lsn, and so every record before it, is
+// durable, or with the log's sticky error if it failed first. It asks the
+// writer for an fsync if the SyncMode would not do one soon; concurrent
+// waiters share it (group commit). lsn must have been returned by Append
+// (or be below NextLSN); WaitDurable(0) returns nil at once. After Close,
+// it returns nil for every record Close made durable.
+func (l *Log) WaitDurable(lsn uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lsn >= l.nextLSN {
+		return fmt.Errorf("wal: WaitDurable(%d): no such record (the next LSN is %d)", lsn, l.nextLSN)
+	}
+	return l.waitDurableLocked(lsn)
+}
+
 // Sync makes every record appended before it durable. Concurrent Syncs and
-// synced Appends share fsyncs.
+// WaitDurables share fsyncs.
 func (l *Log) Sync() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -194,222 +350,68 @@ func (l *Log) Sync() error {
 	if l.err != nil {
 		return l.err
 	}
-	return l.waitLocked(l.nextLSN-1, true)
+	return l.waitDurableLocked(l.nextLSN - 1)
 }
 
-// waitLocked returns once record lsn is written (durable false) or fsynced
-// (durable true), or the log has failed. It is the group commit: a waiter
-// that finds no leader becomes the leader and commits everything queued
-// (see commitLocked), for itself and for everyone else; the others sleep
-// until a leader finishes and then check again. Called with mu held.
-func (l *Log) waitLocked(lsn uint64, durable bool) error {
-	if durable {
-		l.syncWant = max(l.syncWant, lsn)
+// waitDurableLocked waits until record lsn is durable. Called with mu
+// held; it releases mu while it waits.
+func (l *Log) waitDurableLocked(lsn uint64) error {
+	if l.syncedLSN >= lsn {
+		return nil
 	}
-	for {
-		if durable && l.syncedLSN >= lsn || !durable && l.writtenLSN >= lsn {
-			return nil
-		}
+	if l.syncWant < lsn {
+		l.syncWant = lsn
+		l.kickWriter()
+	}
+	for l.syncedLSN < lsn {
 		if l.err != nil {
 			return l.err
 		}
-		if l.busy {
-			l.cond.Wait()
-			continue
+		if l.stopped {
+			return ErrClosed
 		}
-		l.commitLocked()
-	}
-}
-
-// commitLocked makes the calling goroutine the leader for one round: it
-// writes every queued record in one write and then, if anyone waits for a
-// record to be durable, fsyncs once for all of them. Records queued during
-// the round are left to the next leader, so that no caller leads more than
-// once. Called with mu held and no leader; errors are sticky.
-func (l *Log) commitLocked() error {
-	l.busy = true
-	defer func() {
-		l.busy = false
-		l.cond.Broadcast()
-	}()
-	if err := l.writeBatchLocked(); err != nil {
-		return err
-	}
-	// Checked after the write, so that a sync wanted by a caller that
-	// came while we wrote is not left waiting for another leader.
-	if l.syncWant > l.syncedLSN && l.writtenLSN > l.syncedLSN {
-		return l.syncLocked()
+		l.progress.Wait()
 	}
 	return nil
 }
 
-// writeBatchLocked writes every queued record in one write, first moving
-// to a new file if the active one is full. The caller is the leader and
-// holds mu, which is released during I/O. Errors are made sticky (and
-// returned).
-func (l *Log) writeBatchLocked() error {
-	if len(l.pending) == 0 {
-		return nil
+// waitWrittenLocked waits until every record below next is written to the
+// files (not necessarily durable), or the log failed. The writer writes
+// the queue whenever it is not empty, so this needs no request. Called with
+// mu held; it releases mu while it waits.
+func (l *Log) waitWrittenLocked(next uint64) {
+	for l.writtenLSN+1 < next && l.err == nil && !l.stopped {
+		l.progress.Wait()
 	}
-	if l.off >= l.opts.FileSize && l.off > fileHeaderSize {
-		if err := l.rotateLocked(); err != nil {
-			return err
-		}
-	}
-	// rotateLocked released mu: more records may have been queued, and
-	// they go in this batch too.
-	batch, last := l.pending, l.nextLSN-1
-	l.pending, l.spare = l.spare[:0], nil
-	f, off := l.f, l.off
-	l.mu.Unlock()
-	n, err := f.WriteAt(batch, off)
-	if err == nil && n < len(batch) {
-		err = io.ErrShortWrite
-	}
-	l.stats.writes.Add(1)
-	l.mu.Lock()
-	if err != nil {
-		return l.failLocked(fmt.Errorf("wal: write %s at offset %d: %w", f.Name(), off, err))
-	}
-	l.stats.records.Add(int64(last - l.writtenLSN))
-	l.stats.bytes.Add(int64(len(batch)))
-	l.writtenLSN = last
-	l.off += int64(len(batch))
-	if cap(batch) <= maxSpareBuffer {
-		l.spare = batch[:0]
-	}
-	return nil
-}
-
-// syncLocked fsyncs the active file, which makes every record written so
-// far durable: records in older files were synced when the log moved on
-// from them. The caller is the leader and holds mu, which is released
-// during the fsync.
-func (l *Log) syncLocked() error {
-	f, target := l.f, l.writtenLSN
-	l.mu.Unlock()
-	err := f.Sync()
-	l.stats.syncs.Add(1)
-	l.mu.Lock()
-	if err != nil {
-		return l.failLocked(fmt.Errorf("wal: fsync %s: %w", f.Name(), err))
-	}
-	l.syncedLSN = max(l.syncedLSN, target)
-	return nil
-}
-
-// rotateLocked moves the log to a new file. The caller is the leader and
-// holds mu, which is released during I/O.
-//
-// The order makes recovery's rules hold: the old file is fsynced whole
-// before the new file exists, so only the newest file can ever have a torn
-// tail; and the new file's header and directory entry are durable before
-// any record is written to it, so a record acknowledged as synced cannot be
-// lost with its file's directory entry.
-func (l *Log) rotateLocked() error {
-	old, written := l.f, l.writtenLSN
-	num, first := l.files[len(l.files)-1].num+1, written+1
-	l.mu.Unlock()
-	err := old.Sync()
-	l.stats.syncs.Add(1)
-	oldSynced := err == nil
-	var nf vfs.File
-	if err != nil {
-		err = fmt.Errorf("wal: fsync %s: %w", old.Name(), err)
-	} else {
-		nf, err = l.createFile(num, first)
-	}
-	l.mu.Lock()
-	if oldSynced {
-		// Even if the new file could not be made, the old one is
-		// durable: its synced waiters may be acknowledged.
-		l.syncedLSN = max(l.syncedLSN, written)
-	}
-	if err != nil {
-		return l.failLocked(err)
-	}
-	l.files = append(l.files, fileInfo{num: num, first: first})
-	l.f, l.off = nf, fileHeaderSize
-	l.stats.rotations.Add(1)
-	if err := old.Close(); err != nil {
-		l.log.Warn("wal: close old file", "file", old.Name(), "err", err)
-	}
-	return nil
-}
-
-// createFile creates file num with a header saying its first LSN is first,
-// and makes the file and its directory entry durable.
-func (l *Log) createFile(num uint32, first uint64) (vfs.File, error) {
-	path := filePath(l.dir, num)
-	f, err := l.fs.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644, vfs.OpenOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("wal: create %s: %w", path, err)
-	}
-	var hdr [fileHeaderSize]byte
-	encodeFileHeader(hdr[:], num, first)
-	if _, err := f.WriteAt(hdr[:], 0); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("wal: write header of %s: %w", path, err)
-	}
-	err = f.Sync()
-	l.stats.syncs.Add(1)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("wal: fsync %s: %w", path, err)
-	}
-	err = l.fs.SyncDir(l.dir)
-	l.stats.dirSyncs.Add(1)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("wal: fsync directory %s: %w", l.dir, err)
-	}
-	return f, nil
-}
-
-// failLocked records err as the log's sticky error (unless there already is
-// one) and returns the sticky error. Called with mu held.
-func (l *Log) failLocked(err error) error {
-	if l.err == nil {
-		l.err = err
-		l.log.Error("wal: log failed; further appends are refused", "err", err)
-	}
-	l.cond.Broadcast()
-	return l.err
 }
 
 // Rotate writes the queued records, fsyncs the active file and starts a new
 // one, so that the records appended so far can later be removed by
 // TruncateBefore. If the active file holds no record it does nothing. Every
-// record appended before Rotate is durable when it returns.
+// record appended before Rotate is durable when it returns. The writer
+// does the work; concurrent Rotates may share one move.
 func (l *Log) Rotate() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for {
-		if l.closed {
-			return ErrClosed
-		}
+	if l.closed {
+		return ErrClosed
+	}
+	if l.err != nil {
+		return l.err
+	}
+	l.rotateWant++
+	want := l.rotateWant
+	l.kickWriter()
+	for l.rotated < want {
 		if l.err != nil {
 			return l.err
 		}
-		if !l.busy {
-			break
+		if l.stopped {
+			return ErrClosed
 		}
-		l.cond.Wait()
+		l.progress.Wait()
 	}
-	l.busy = true
-	defer func() {
-		l.busy = false
-		l.cond.Broadcast()
-	}()
-	if err := l.writeBatchLocked(); err != nil {
-		return err
-	}
-	if l.off == fileHeaderSize {
-		// Nothing in the active file; every record is in an older file,
-		// and those were synced when the log moved on from them.
-		return nil
-	}
-	return l.rotateLocked()
+	return nil
 }
 
 // TruncateBefore deletes the files all of whose records have LSNs below
@@ -461,10 +463,12 @@ func (l *Log) TruncateBefore(lsn uint64) error {
 	}
 }
 
-// Close writes and fsyncs every record appended before it (Appends still
-// waiting are completed), stops the periodic syncer and closes the files.
-// It returns the log's sticky error if it failed earlier. Operations after
-// Close fail with ErrClosed; Close waits for running Replay and
+// Close writes and fsyncs every record appended before it, serves the
+// Rotates still waiting, stops the writer and closes the files. Appends
+// waiting for room in the queue fail with ErrClosed. It returns the log's
+// sticky error if it failed earlier (the records not written by then are
+// lost). Operations after Close fail with ErrClosed, except WaitDurable of
+// a record Close made durable; Close waits for running Replay and
 // TruncateBefore calls.
 func (l *Log) Close() error {
 	l.truncMu.Lock()
@@ -475,22 +479,25 @@ func (l *Log) Close() error {
 		return ErrClosed
 	}
 	l.closed = true
+	l.room.Broadcast()
+	// Drain: everything appended is written and synced, and every
+	// Rotate served, before the writer stops.
+	l.syncWant = max(l.syncWant, l.nextLSN-1)
+	l.kickWriter()
+	for l.err == nil && (l.inRound || l.hasWorkLocked()) {
+		l.progress.Wait()
+	}
+	err := l.err
 	l.mu.Unlock()
 
 	close(l.stop)
 	<-l.done
 
 	l.mu.Lock()
-	err := l.err
-	if err == nil {
-		err = l.waitLocked(l.nextLSN-1, true)
-	}
-	for l.busy {
-		l.cond.Wait()
-	}
+	l.stopped = true
 	f := l.f
 	l.f = nil
-	l.cond.Broadcast()
+	l.progress.Broadcast()
 	l.mu.Unlock()
 
 	if cerr := f.Close(); cerr != nil && err == nil {
@@ -500,32 +507,4 @@ func (l *Log) Close() error {
 		err = fmt.Errorf("wal: unlock %s: %w", l.dir, cerr)
 	}
 	return err
-}
-
-// syncLoop is SyncPeriodic's background syncer. Every interval, if records
-// were written since the last fsync, it asks for them to be synced: it
-// commits (and fsyncs) itself if there is no leader, and otherwise leaves
-// the fsync to the current leader, which checks for wanted syncs after its
-// write, or to the next tick. It never waits for a leader.
-func (l *Log) syncLoop(interval time.Duration) {
-	defer close(l.done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-		}
-		l.mu.Lock()
-		if !l.closed && l.err == nil && l.syncedLSN < l.writtenLSN {
-			l.syncWant = max(l.syncWant, l.writtenLSN)
-			if !l.busy {
-				// An error is sticky and logged by failLocked; the next
-				// Append reports it.
-				_ = l.commitLocked()
-			}
-		}
-		l.mu.Unlock()
-	}
 }

@@ -32,6 +32,29 @@ func mustOpen(t testing.TB, dir string, opts Options) *Log {
 	return l
 }
 
+// appendWait appends payload and, if durable, waits for it to be durable:
+// what a committer does (Append under its lock, WaitDurable after).
+func appendWait(l *Log, payload []byte, durable bool) (uint64, error) {
+	lsn, err := l.Append(payload)
+	if err == nil && durable {
+		err = l.WaitDurable(lsn)
+	}
+	return lsn, err
+}
+
+// settle waits until the writer has nothing left to do (every appended
+// record written and, as the mode says, synced; every Rotate served) and
+// returns the log's sticky error. It makes a single-goroutine workload's
+// file system operations deterministic.
+func (l *Log) settle() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.err == nil && !l.stopped && (l.inRound || l.hasWorkLocked()) {
+		l.progress.Wait()
+	}
+	return l.err
+}
+
 // replayAll returns the records with LSN >= from, copying the payloads.
 func replayAll(t testing.TB, l *Log, from uint64) []record {
 	t.Helper()
@@ -115,7 +138,7 @@ func TestRoundTrip(t *testing.T) {
 			n = 0 // empty payloads are records too
 		}
 		p := randPayload(rng, n)
-		lsn, err := l.Append(p, rng.IntN(4) == 0)
+		lsn, err := appendWait(l, p, rng.IntN(4) == 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +166,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	// Appending continues the LSN sequence.
 	p := []byte("after reopen")
-	lsn, err := l.Append(p, true)
+	lsn, err := appendWait(l, p, true)
 	if err != nil || lsn != uint64(len(want))+1 {
 		t.Fatalf("Append after reopen = %d, %v", lsn, err)
 	}
@@ -157,7 +180,7 @@ func TestReplayCallbackError(t *testing.T) {
 	l := mustOpen(t, testDir, Options{FS: vfs.NewMem()})
 	defer l.Close()
 	for i := 0; i < 10; i++ {
-		if _, err := l.Append([]byte{byte(i)}, false); err != nil {
+		if _, err := appendWait(l, []byte{byte(i)}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -210,7 +233,10 @@ func TestRotationAndTruncate(t *testing.T) {
 	var want [][]byte
 	for i := 0; i < 400; i++ {
 		p := randPayload(rng, rng.IntN(600))
-		if _, err := l.Append(p, false); err != nil {
+		if _, err := appendWait(l, p, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.settle(); err != nil { // batches of one record
 			t.Fatal(err)
 		}
 		want = append(want, p)
@@ -228,7 +254,7 @@ func TestRotationAndTruncate(t *testing.T) {
 		t.Fatalf("Stats %+v, %d files on disk", st, len(files))
 	}
 	// A file is closed once it reaches FileSize, so none exceeds it by
-	// more than one record (appends are sequential: batches of one).
+	// more than one record (settled appends: batches of one).
 	for _, name := range files {
 		st, err := fs.Stat(filepath.Join(testDir, name))
 		if err != nil {
@@ -315,9 +341,13 @@ func TestSyncModes(t *testing.T) {
 		fs := vfs.NewMem()
 		l := mustOpen(t, testDir, Options{FS: fs})
 		defer l.Close()
-		lsn, err := l.Append([]byte("x"), false)
-		if err != nil || l.SyncedLSN() != lsn {
-			t.Fatalf("SyncAlways Append(false): lsn %d err %v, SyncedLSN %d", lsn, err, l.SyncedLSN())
+		// Nobody waits, but the writer fsyncs every batch.
+		lsn, err := l.Append([]byte("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.settle(); err != nil || l.SyncedLSN() != lsn {
+			t.Fatalf("SyncAlways, unwaited Append: lsn %d err %v, SyncedLSN %d", lsn, err, l.SyncedLSN())
 		}
 		if n := recovered(t, fs); n != 1 {
 			t.Fatalf("%d records survived, want 1", n)
@@ -328,9 +358,12 @@ func TestSyncModes(t *testing.T) {
 		l := mustOpen(t, testDir, Options{FS: fs, SyncMode: SyncNever})
 		defer l.Close()
 		for i := 0; i < 3; i++ {
-			if _, err := l.Append([]byte("x"), false); err != nil {
+			if _, err := appendWait(l, []byte("x"), false); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if err := l.settle(); err != nil || l.Stats().Records != 3 {
+			t.Fatalf("settle: %v, Stats %+v", err, l.Stats())
 		}
 		if l.SyncedLSN() != 0 {
 			t.Fatalf("SyncNever: SyncedLSN %d after unsynced appends", l.SyncedLSN())
@@ -338,14 +371,14 @@ func TestSyncModes(t *testing.T) {
 		if n := recovered(t, fs); n != 0 {
 			t.Fatalf("%d unsynced records survived a crash that drops unsynced data", n)
 		}
-		lsn, err := l.Append([]byte("y"), true)
+		lsn, err := appendWait(l, []byte("y"), true)
 		if err != nil || l.SyncedLSN() != lsn {
 			t.Fatalf("Append(true): lsn %d err %v, SyncedLSN %d", lsn, err, l.SyncedLSN())
 		}
 		if n := recovered(t, fs); n != 4 {
 			t.Fatalf("%d records survived, want 4", n)
 		}
-		if _, err := l.Append([]byte("z"), false); err != nil {
+		if _, err := appendWait(l, []byte("z"), false); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.Sync(); err != nil || l.SyncedLSN() != 5 {
@@ -359,7 +392,7 @@ func TestSyncModes(t *testing.T) {
 		fs := vfs.NewMem()
 		l := mustOpen(t, testDir, Options{FS: fs, SyncMode: SyncPeriodic, SyncInterval: 2 * time.Millisecond})
 		defer l.Close()
-		lsn, err := l.Append([]byte("x"), false)
+		lsn, err := appendWait(l, []byte("x"), false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,12 +425,12 @@ func TestNewFileDurability(t *testing.T) {
 			t.Fatalf("%d records survived, want %d", n, want)
 		}
 	}
-	if _, err := l.Append(bytes.Repeat([]byte("a"), 100), true); err != nil {
+	if _, err := appendWait(l, bytes.Repeat([]byte("a"), 100), true); err != nil {
 		t.Fatal(err)
 	}
 	check(1)
 	// The file is full: this append goes to a new file.
-	if _, err := l.Append([]byte("b"), true); err != nil {
+	if _, err := appendWait(l, []byte("b"), true); err != nil {
 		t.Fatal(err)
 	}
 	if l.Stats().Files != 2 {
@@ -407,7 +440,7 @@ func TestNewFileDurability(t *testing.T) {
 	if err := l.Rotate(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Append([]byte("c"), true); err != nil {
+	if _, err := appendWait(l, []byte("c"), true); err != nil {
 		t.Fatal(err)
 	}
 	check(3)
@@ -416,13 +449,13 @@ func TestNewFileDurability(t *testing.T) {
 // TestClosed checks that every operation after Close fails with ErrClosed.
 func TestClosed(t *testing.T) {
 	l := mustOpen(t, testDir, Options{FS: vfs.NewMem()})
-	if _, err := l.Append([]byte("x"), false); err != nil {
+	if _, err := appendWait(l, []byte("x"), false); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Append(nil, false); !errors.Is(err, ErrClosed) {
+	if _, err := appendWait(l, nil, false); !errors.Is(err, ErrClosed) {
 		t.Errorf("Append after Close: %v", err)
 	}
 	if err := l.Sync(); !errors.Is(err, ErrClosed) {
@@ -447,10 +480,10 @@ func TestClosed(t *testing.T) {
 func TestTooLarge(t *testing.T) {
 	l := mustOpen(t, testDir, Options{FS: vfs.NewMem()})
 	defer l.Close()
-	if _, err := l.Append(make([]byte, MaxRecordSize+1), true); !errors.Is(err, ErrTooLarge) {
+	if _, err := appendWait(l, make([]byte, MaxRecordSize+1), true); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("Append of MaxRecordSize+1 bytes: %v", err)
 	}
-	if lsn, err := l.Append([]byte("fine"), true); err != nil || lsn != 1 {
+	if lsn, err := appendWait(l, []byte("fine"), true); err != nil || lsn != 1 {
 		t.Fatalf("Append after a refused one: %d, %v", lsn, err)
 	}
 }
@@ -508,7 +541,7 @@ func TestOSFileSystem(t *testing.T) {
 	var want [][]byte
 	for i := 0; i < 100; i++ {
 		p := randPayload(rng, rng.IntN(2000))
-		if _, err := l.Append(p, i%10 == 0); err != nil {
+		if _, err := appendWait(l, p, i%10 == 0); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, p)
@@ -556,7 +589,7 @@ func TestConcurrentReplay(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
 				p := payload(g*1000 + i)
-				lsn, err := l.Append(p, false)
+				lsn, err := appendWait(l, p, false)
 				if err != nil {
 					t.Error(err)
 					return

@@ -11,12 +11,13 @@ import (
 // history is what a workload did to a log.
 type history struct {
 	// attempted[i] is the payload of LSN i+1: every record that was given
-	// an LSN, including one whose Append failed (it may have reached the
+	// an LSN, including one whose write failed (it may have reached the
 	// disk).
 	attempted [][]byte
-	// Records 1..acked were acknowledged (Append returned nil); records
-	// 1..durable were made durable by a synced Append or a Sync, Rotate,
-	// Close or Open that returned nil.
+	// Records 1..acked were acknowledged as written (Append returned nil
+	// and the writer wrote the record without an error); records
+	// 1..durable were made durable by a WaitDurable, Sync, Rotate, Close or
+	// Open that returned nil, or reported durable by SyncedLSN.
 	acked, durable int
 	// truncBound is the highest LSN passed to TruncateBefore: records at
 	// or above it must not be removed.
@@ -61,12 +62,20 @@ func (w *workload) run(t *testing.T, seed uint64, nops int) (*history, *Log) {
 	// the log usable.
 	probe := func(op string, usable bool) bool {
 		p := randPayload(rng, 10)
-		lsn, err := l.Append(p, false)
+		lsn, err := l.Append(p)
+		if err == nil {
+			h.attempted = append(h.attempted, p)
+			err = l.settle()
+			if err != nil {
+				// Queued, then the write failed: a log that must stay
+				// usable did not.
+				t.Fatalf("seed %d: the probe's write after a failed %s failed: %v", seed, op, err)
+			}
+		}
 		if err == nil {
 			if !usable {
 				t.Fatalf("seed %d: the log takes appends after a failed %s", seed, op)
 			}
-			h.attempted = append(h.attempted, p)
 			h.acked = len(h.attempted)
 			if lsn != uint64(len(h.attempted)) {
 				t.Fatalf("seed %d: probe got LSN %d, want %d", seed, lsn, len(h.attempted))
@@ -93,17 +102,20 @@ func (w *workload) run(t *testing.T, seed uint64, nops int) (*history, *Log) {
 			p := randPayload(rng, n)
 			sync := rng.IntN(4) == 0
 			var lsn uint64
-			lsn, err = l.Append(p, sync)
-			h.attempted = append(h.attempted, p) // given an LSN even if it fails
-			if err == nil {
-				if lsn != uint64(len(h.attempted)) {
-					t.Fatalf("seed %d: Append got LSN %d, want %d", seed, lsn, len(h.attempted))
-				}
-				h.acked = len(h.attempted)
-				if sync || w.opts.SyncMode == SyncAlways {
-					h.durable = len(h.attempted)
-				}
+			if lsn, err = l.Append(p); err != nil {
+				break
 			}
+			h.attempted = append(h.attempted, p) // queued: it may reach the disk
+			if lsn != uint64(len(h.attempted)) {
+				t.Fatalf("seed %d: Append got LSN %d, want %d", seed, lsn, len(h.attempted))
+			}
+			if sync {
+				if err = l.WaitDurable(lsn); err != nil {
+					break
+				}
+				h.durable = len(h.attempted)
+			}
+			// Acknowledged once written (settle, below).
 		case r < 72:
 			op = "sync"
 			if err = l.Sync(); err == nil {
@@ -151,6 +163,19 @@ func (w *workload) run(t *testing.T, seed uint64, nops int) (*history, *Log) {
 			if errors.Is(err, ErrCorrupt) {
 				t.Fatalf("seed %d: Replay reported corruption after an I/O error: %v", seed, err)
 			}
+		}
+		if l != nil && err == nil {
+			// Let the writer finish what the operation started, so that
+			// its file system operations happen inside the operation's
+			// range: the run is deterministic.
+			if err = l.settle(); err == nil && op == "append" {
+				h.acked = len(h.attempted)
+			}
+		}
+		if l != nil {
+			// SyncedLSN promises durability too: under SyncAlways the
+			// writer syncs records nobody waited for.
+			h.durable = max(h.durable, int(l.SyncedLSN()))
 		}
 		if l != nil && l.Stats().Rotations != rotations {
 			h.rotations = append(h.rotations, [2]int{start, w.ops()})
@@ -244,7 +269,7 @@ func verifyRecovered(t *testing.T, fs vfs.FS, opts Options, h *history, minPrese
 			}
 		}
 		p := []byte{byte(i), 'n', 'e', 'w'}
-		lsn, err := l.Append(p, i == 3)
+		lsn, err := appendWait(l, p, i == 3)
 		if err != nil || lsn != next+uint64(i) {
 			t.Fatalf("append after recovery: LSN %d, %v", lsn, err)
 		}
