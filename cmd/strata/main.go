@@ -10,6 +10,12 @@
 //	                   equal memory (each engine in a child process)
 //	strata bench sweep vary one parameter of a bench run and plot throughput
 //	                   and hit ratios against it
+//	strata serve       serve a database over the Redis protocol, with
+//	                   Prometheus metrics
+//	strata check       verify a database's files (read-only)
+//	strata stats       a database's or a running server's statistics
+//	strata advise      measure the device and codecs on a database's pages
+//	                   and recommend a configuration
 package main
 
 import (
@@ -27,7 +33,8 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand(), newPoolSweepCommand(), newKVLoadCommand(), newRecoveryCommand(), newBenchCommand())
+	root.AddCommand(newDemoCommand(), newPoolSweepCommand(), newKVLoadCommand(), newRecoveryCommand(), newBenchCommand(),
+		newServeCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "strata:", err)
 		os.Exit(1)

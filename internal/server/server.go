@@ -149,6 +149,9 @@ func (s *Server) Serve(ln net.Listener) error {
 	return s.rs.Serve(s.ln)
 }
 
+// Clients is the number of connected clients.
+func (s *Server) Clients() int64 { return s.clients.Load() }
+
 // Addr is the address the server listens on (after Serve has started).
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
