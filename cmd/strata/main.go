@@ -19,6 +19,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -34,8 +35,12 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newDemoCommand(), newPoolSweepCommand(), newKVLoadCommand(), newRecoveryCommand(), newBenchCommand(),
-		newServeCommand())
+		newServeCommand(), newCheckCommand(), newStatsCommand(), newAdviseCommand())
 	if err := root.Execute(); err != nil {
+		var code exitCode
+		if errors.As(err, &code) {
+			os.Exit(int(code))
+		}
 		fmt.Fprintln(os.Stderr, "strata:", err)
 		os.Exit(1)
 	}

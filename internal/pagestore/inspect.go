@@ -153,11 +153,20 @@ func Inspect(fs vfs.FS, dir string) (*Inspection, error) {
 			continue
 		}
 		data, err := readWhole(fs, path)
+		if errors.Is(err, os.ErrNotExist) {
+			// Only a store in use changes under us (advise may read one).
+			in.note(path, -1, "removed while being read: the store is in use", true)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		info.Size = int64(len(data))
 		f, err := fs.OpenFile(path, os.O_RDONLY, 0, vfs.OpenOptions{})
+		if errors.Is(err, os.ErrNotExist) {
+			in.note(path, -1, "removed while being read: the store is in use", true)
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("pagestore: open %s: %w", path, err)
 		}
@@ -379,6 +388,15 @@ func (in *Inspection) Where(id PageID) (string, int64) {
 	}
 	e := in.pmap[id]
 	return segmentPath(in.Dir, e.seg), int64(e.off)
+}
+
+// Record returns the file, offset and length of page id's record.
+func (in *Inspection) Record(id PageID) (file string, off int64, n int) {
+	if !in.Has(id) {
+		return "", -1, 0
+	}
+	e := in.pmap[id]
+	return segmentPath(in.Dir, e.seg), int64(e.off), int(e.len)
 }
 
 // ReadImage reads page id's stored image: its codec and the compressed
