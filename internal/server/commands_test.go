@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -253,8 +254,14 @@ func TestInlineCommands(t *testing.T) {
 func TestDBSizeAndFlush(t *testing.T) {
 	ts := startServer(t, Config{EnableFlushDB: true})
 	c := ts.client()
-	for i := 0; i < 10000; i++ {
-		c.Set(bg, fmt.Sprintf("k%05d", i), "v", 0)
+	for i := 0; i < 10000; i += 500 {
+		var kv []any
+		for j := i; j < i+500; j++ {
+			kv = append(kv, fmt.Sprintf("k%05d", j), "v")
+		}
+		if err := c.MSet(bg, kv...).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if n := c.DBSize(bg).Val(); n != 10000 {
 		t.Fatalf("DBSIZE = %d", n)
@@ -270,8 +277,8 @@ func TestDBSizeAndFlush(t *testing.T) {
 
 func TestPipelining(t *testing.T) {
 	ts := startServer(t, Config{})
-	c := ts.client()
-	const n = 3000
+	c := ts.client(func(o *redis.Options) { o.ReadTimeout = time.Minute })
+	const n = 1000
 	cmds, err := c.Pipelined(bg, func(p redis.Pipeliner) error {
 		for i := 0; i < n; i++ {
 			p.Set(bg, fmt.Sprintf("p%d", i), i, 0)

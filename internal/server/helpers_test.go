@@ -64,7 +64,7 @@ func (ts *testServer) stop() {
 
 // client returns a go-redis client of the server (closed at cleanup).
 func (ts *testServer) client(opts ...func(*redis.Options)) *redis.Client {
-	o := &redis.Options{Addr: ts.addr, MaxRetries: -1, DialTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second}
+	o := &redis.Options{Addr: ts.addr, MaxRetries: -1, DialTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second}
 	for _, f := range opts {
 		f(o)
 	}

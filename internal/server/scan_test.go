@@ -18,12 +18,12 @@ import (
 func TestScanExactlyOnce(t *testing.T) {
 	ts := startServer(t, Config{})
 	c := ts.client()
-	const stable = 3000
-	p := c.Pipeline()
+	const stable = 1500
+	var kv []any
 	for i := 0; i < stable; i++ {
-		p.Set(bg, fmt.Sprintf("stable:%05d", i), "v", 0)
+		kv = append(kv, fmt.Sprintf("stable:%05d", i), "v")
 	}
-	if _, err := p.Exec(bg); err != nil {
+	if err := c.MSet(bg, kv...).Err(); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

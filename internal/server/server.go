@@ -103,8 +103,12 @@ type Server struct {
 	cursors  *cursorTable
 	started  time.Time
 
-	ln *listener
-	rs *redcon.Server
+	// mu guards ln and stopped: Serve and Shutdown run on different
+	// goroutines.
+	mu      sync.Mutex
+	ln      *listener
+	stopped bool
+	rs      *redcon.Server
 
 	// handlers counts connections whose goroutine has not ended.
 	handlers sync.WaitGroup
@@ -137,23 +141,44 @@ func (s *Server) requestShutdown() { s.shutdownOnce.Do(func() { close(s.shutdown
 
 // Serve serves connections from ln until Shutdown; it then returns nil.
 func (s *Server) Serve(ln net.Listener) error {
-	if s.ln != nil {
+	s.mu.Lock()
+	switch {
+	case s.stopped:
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	case s.ln != nil:
+		s.mu.Unlock()
 		return errors.New("server: Serve called twice")
 	}
-	s.ln = &listener{Listener: ln, srv: s, conns: make(map[*netConn]struct{}), released: make(chan struct{})}
-	s.rs = redcon.NewServerNetwork(ln.Addr().Network(), ln.Addr().String(), s.handle, s.accept, s.closed)
-	s.rs.AcceptError = func(err error) { s.cfg.Logger.Warn("server: accept", "err", err) }
+	wl := &listener{Listener: ln, srv: s, conns: make(map[*netConn]struct{}), released: make(chan struct{})}
+	rs := redcon.NewServerNetwork(ln.Addr().Network(), ln.Addr().String(), s.handle, s.accept, s.closed)
+	rs.AcceptError = func(err error) { s.cfg.Logger.Warn("server: accept", "err", err) }
 	if s.cfg.IdleTimeout > 0 {
-		s.rs.SetIdleClose(s.cfg.IdleTimeout)
+		rs.SetIdleClose(s.cfg.IdleTimeout)
 	}
-	return s.rs.Serve(s.ln)
+	s.ln, s.rs = wl, rs
+	s.mu.Unlock()
+	return rs.Serve(wl)
+}
+
+// listening returns the listener once Serve has started (nil before).
+func (s *Server) listening() *listener {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ln
 }
 
 // Clients is the number of connected clients.
 func (s *Server) Clients() int64 { return s.clients.Load() }
 
 // Addr is the address the server listens on (after Serve has started).
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+func (s *Server) Addr() net.Addr {
+	if ln := s.listening(); ln != nil {
+		return ln.Addr()
+	}
+	return nil
+}
 
 // Shutdown stops accepting connections, lets every connection finish the
 // commands it has read (answering them), and returns when all connections
@@ -162,10 +187,14 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // (each of which finishes its current database call first). The database
 // stays open.
 func (s *Server) Shutdown(ctx context.Context) error {
-	if s.ln == nil {
-		return errors.New("server: not serving")
+	s.mu.Lock()
+	s.stopped = true
+	ln := s.ln
+	s.mu.Unlock()
+	if ln == nil {
+		return nil // Serve has not started; it will return at once
 	}
-	conns := s.ln.drain()
+	conns := ln.drain()
 	for _, c := range conns {
 		c.stopReading()
 	}
@@ -181,12 +210,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = fmt.Errorf("server: %d connections still busy after the grace period; closed", s.clients.Load())
-		for _, c := range s.ln.snapshot() {
+		for _, c := range ln.snapshot() {
 			c.Conn.Close()
 		}
 		<-done
 	}
-	close(s.ln.released)
+	ln.releaseOnce.Do(func() { close(ln.released) })
 	return err
 }
 
@@ -240,10 +269,11 @@ type listener struct {
 	net.Listener
 	srv *Server
 
-	mu       sync.Mutex
-	conns    map[*netConn]struct{}
-	draining bool
-	released chan struct{} // closed when redcon's serve loop may return
+	mu          sync.Mutex
+	conns       map[*netConn]struct{}
+	draining    bool
+	released    chan struct{} // closed when redcon's serve loop may return
+	releaseOnce sync.Once
 }
 
 func (l *listener) Accept() (net.Conn, error) {
