@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os/signal"
 	"syscall"
 	"time"
@@ -37,6 +38,7 @@ type serveFlags struct {
 	pageSize      string
 	grace         time.Duration
 	verbose       bool
+	pprof         bool
 }
 
 func newServeCommand() *cobra.Command {
@@ -88,6 +90,7 @@ connection finish the commands it has sent, checkpoint and close.`,
 	fl.StringVar(&f.pageSize, "page-size", "", "page size of a new database (default: Strata's, 16KiB)")
 	fl.DurationVar(&f.grace, "shutdown-grace", 10*time.Second, "at shutdown, how long connections may take to finish their commands")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log connection errors and engine events to stderr")
+	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiler at http://METRICS-ADDR/debug/pprof/ (needs --metrics-addr)")
 	return cmd
 }
 
@@ -188,6 +191,12 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, dir string, f serve
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", cfg.Metrics.Handler())
+		if f.pprof {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		}
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go metricsSrv.Serve(mln)
 		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", mln.Addr())
