@@ -125,10 +125,27 @@ func cmdScan(s *Server, r *reply, args [][]byte) {
 		opts.LowerBound = prefix
 		opts.UpperBound = prefixEnd(prefix)
 	}
-	it, err := s.db.NewIter(opts)
+	keys, next, err := s.scanFrom(opts, start, count, pattern, typeOK)
 	if err != nil {
 		r.dbError(err)
 		return
+	}
+	// The reply is written after the iterator is closed: a slow reader
+	// must not hold a snapshot (and the pages of its version) open.
+	r.array(2)
+	r.bulkString(strconv.FormatUint(next, 10))
+	r.array(len(keys))
+	for _, k := range keys {
+		r.bulk(k)
+	}
+}
+
+// scanFrom examines up to count keys from start (nil: the first) and
+// returns those that match and the cursor of the next key (0 at the end).
+func (s *Server) scanFrom(opts *strata.IterOptions, start []byte, count int, pattern []byte, typeOK bool) ([][]byte, uint64, error) {
+	it, err := s.db.NewIter(opts)
+	if err != nil {
+		return nil, 0, err
 	}
 	defer it.Close()
 	var valid bool
@@ -146,19 +163,13 @@ func cmdScan(s *Server, r *reply, args [][]byte) {
 		valid = it.Next()
 	}
 	if err := it.Error(); err != nil {
-		r.dbError(err)
-		return
+		return nil, 0, err
 	}
 	next := uint64(0)
 	if valid {
 		next = s.cursors.put(bytes.Clone(it.Key()))
 	}
-	r.array(2)
-	r.bulkString(strconv.FormatUint(next, 10))
-	r.array(len(keys))
-	for _, k := range keys {
-		r.bulk(k)
-	}
+	return keys, next, nil
 }
 
 // prefixEnd is the smallest key greater than every key with prefix p, or
