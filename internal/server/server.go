@@ -252,12 +252,10 @@ func (s *Server) closed(conn redcon.Conn, err error) {
 	if cl, ok := conn.Context().(*client); ok && cl != nil {
 		s.ln.forget(cl.nc)
 		s.clients.Add(-1)
-		var ne net.Error
-		if err != nil && !errors.As(err, &ne) && !errors.Is(err, net.ErrClosed) {
-			var pe *protocolError
-			if errors.As(err, &pe) {
-				s.cfg.Logger.Info("server: client disconnected", "addr", conn.RemoteAddr(), "err", err)
-			}
+		// Protocol violations are worth a line; network errors and
+		// hang-ups are a client's business.
+		if pe := (*protocolError)(nil); errors.As(err, &pe) {
+			s.cfg.Logger.Info("server: client disconnected", "addr", conn.RemoteAddr(), "err", err)
 		}
 		s.handlers.Done()
 	}
