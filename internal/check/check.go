@@ -348,10 +348,9 @@ func (w *treeWalk) node(id, parent btree.PageID, lo, hi []byte, depth int, child
 		}
 		return
 	}
+	// A branch may hold no key, only its first child: deletes remove
+	// empty nodes but do not merge (btree.Tx.Delete).
 	w.r.Branches++
-	if len(keys) == 0 {
-		w.r.page(id, file, off, false, "a branch with no keys")
-	}
 	children := info.Children
 	for i, c := range children {
 		clo, chi := lo, hi

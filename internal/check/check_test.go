@@ -344,3 +344,44 @@ func TestNotADatabase(t *testing.T) {
 		t.Fatalf("check of a foreign directory: %v", err)
 	}
 }
+
+// TestHealthyAfterDeletes: deletes leave sparse trees (empty nodes are
+// removed, nodes are not merged; a branch may keep only its first child).
+// None of that is a problem.
+func TestHealthyAfterDeletes(t *testing.T) {
+	fs := vfs.NewMem()
+	db, err := strata.Open("db", memOptions(fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30000
+	b := db.NewBatch()
+	for i := 0; i < n; i++ {
+		b.Set([]byte(fmt.Sprintf("k%06d", i)), []byte("value"))
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	kept := 0
+	b = db.NewBatch()
+	for i := 0; i < n; i++ {
+		// Keep a few keys, in clusters, so whole subtrees empty out.
+		if (i/2000)%3 == 0 && rng.IntN(200) == 0 {
+			kept++
+			continue
+		}
+		b.Delete([]byte(fmt.Sprintf("k%06d", i)))
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := mustCheck(t, fs, "db")
+	if len(r.Problems) != 0 || r.Keys != int64(kept) {
+		t.Fatalf("after deletes: %d keys (kept %d), depth %d, %d branches, problems %v", r.Keys, kept, r.Depth, r.Branches, r.Problems)
+	}
+	t.Logf("%d keys kept, depth %d, %d branches, %d leaves", kept, r.Depth, r.Branches, r.Leaves)
+}
