@@ -10,9 +10,16 @@
 //	                   equal memory (each engine in a child process)
 //	strata bench sweep vary one parameter of a bench run and plot throughput
 //	                   and hit ratios against it
+//	strata serve       serve a database over the Redis protocol, with
+//	                   Prometheus metrics
+//	strata check       verify a database's files (read-only)
+//	strata stats       a database's or a running server's statistics
+//	strata advise      measure the device and codecs on a database's pages
+//	                   and recommend a configuration
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -27,8 +34,13 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCommand(), newPoolSweepCommand(), newKVLoadCommand(), newRecoveryCommand(), newBenchCommand())
+	root.AddCommand(newDemoCommand(), newPoolSweepCommand(), newKVLoadCommand(), newRecoveryCommand(), newBenchCommand(),
+		newServeCommand(), newCheckCommand(), newStatsCommand(), newAdviseCommand())
 	if err := root.Execute(); err != nil {
+		var code exitCode
+		if errors.As(err, &code) {
+			os.Exit(int(code))
+		}
 		fmt.Fprintln(os.Stderr, "strata:", err)
 		os.Exit(1)
 	}

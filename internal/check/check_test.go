@@ -1,0 +1,387 @@
+package check
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stratadb/strata"
+	"github.com/stratadb/strata/internal/btree"
+	"github.com/stratadb/strata/internal/hooks"
+	"github.com/stratadb/strata/internal/pagestore"
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// memOptions are the root package's corruption tests' options.
+func memOptions(fs vfs.FS) *strata.Options {
+	o := &strata.Options{PageSize: 4096, CacheSize: 1 << 20, Partitions: 2, Codec: "lz4"}
+	hooks.SetFS(o, fs)
+	return o
+}
+
+func corrupt(r *Report) []Problem {
+	var out []Problem
+	for _, p := range r.Problems {
+		if !p.Repairable {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func mustCheck(t *testing.T, fs vfs.FS, dir string) *Report {
+	t.Helper()
+	r, err := Check(fs, dir)
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	return r
+}
+
+// build is TestCorruptFiles's database: 600 keys, closed cleanly.
+func build(t *testing.T) (*vfs.MemFS, map[string]string) {
+	fs := vfs.NewMem()
+	db, err := strata.Open("db", memOptions(fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := map[string]string{}
+	b := db.NewBatch()
+	for i := 0; i < 600; i++ {
+		k, v := fmt.Sprintf("key%04d", i), fmt.Sprintf("value-%d-%0100d", i, i)
+		b.Set([]byte(k), []byte(v))
+		model[k] = v
+	}
+	if err := b.Commit(strata.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return fs, model
+}
+
+// TestHealthyDatabases: databases closed cleanly, after churn with large
+// values, deletes and checkpoints, and after a crash (then reopened) have
+// no problem at all; a crashed one, before Open, only repairable ones.
+func TestHealthyDatabases(t *testing.T) {
+	fs, _ := build(t)
+	if r := mustCheck(t, fs, "db"); len(r.Problems) != 0 || r.Keys != 600 || r.Reachable != r.LivePages-1 {
+		t.Fatalf("clean database: %+v", r)
+	}
+	// Empty database.
+	efs := vfs.NewMem()
+	db, _ := strata.Open("db", memOptions(efs))
+	db.Close()
+	if r := mustCheck(t, efs, "db"); len(r.Problems) != 0 {
+		t.Fatalf("empty database: %v", r.Problems)
+	}
+	// Churn.
+	fs = vfs.NewMem()
+	o := memOptions(fs)
+	o.CheckpointWAL = 64 << 10
+	db, err := strata.Open("db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	model := map[string]int{}
+	for i := 0; i < 4000; i++ {
+		k := fmt.Sprintf("k%04d", rng.IntN(800))
+		switch rng.IntN(10) {
+		case 0:
+			db.Delete([]byte(k))
+			delete(model, k)
+		case 1:
+			n := 2000 + rng.IntN(20000) // overflow pages
+			db.Set([]byte(k), []byte(strings.Repeat("x", n)))
+			model[k] = n
+		default:
+			db.Set([]byte(k), []byte(fmt.Sprint(i)))
+			model[k] = 1
+		}
+		if i == 3000 {
+			db.Checkpoint()
+		}
+	}
+	crashed := fs.CrashClone(vfs.CrashTorn, rand.New(rand.NewPCG(5, 5)))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := mustCheck(t, fs, "db")
+	if len(r.Problems) != 0 || r.Keys != int64(len(model)) || r.OverflowPages == 0 {
+		t.Fatalf("churned database: keys %d (want %d), overflow pages %d, problems %v", r.Keys, len(model), r.OverflowPages, r.Problems)
+	}
+	// The crash.
+	if r := mustCheck(t, crashed, "db"); len(corrupt(r)) != 0 {
+		t.Fatalf("crashed database: %v", corrupt(r))
+	}
+	db, err = strata.Open("db", memOptions(crashed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if r := mustCheck(t, crashed, "db"); len(r.Problems) != 0 {
+		t.Fatalf("crashed database after Open and Close: %v", r.Problems)
+	}
+	// On the real file system (direct I/O where it works).
+	dir := t.TempDir()
+	db, err = strata.Open(dir, &strata.Options{PageSize: 4096, CacheSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3000; i++ {
+		db.Set([]byte(fmt.Sprintf("k%05d", i)), []byte(strings.Repeat("v", i%3000)))
+	}
+	db.Close()
+	if r := mustCheck(t, vfs.Default, dir); len(r.Problems) != 0 {
+		t.Fatalf("database on disk: %v", r.Problems)
+	}
+}
+
+// TestFindsEveryPlantedCorruption plants the damage of the root package's
+// TestCorruptFiles (same seed: a flipped byte, or a truncation, in any
+// file) and more trials of it: check reports corruption in every one —
+// also the many that Open and every read miss because no read depends on
+// the bytes.
+func TestFindsEveryPlantedCorruption(t *testing.T) {
+	var files []string
+	fs0, _ := build(t)
+	for _, dir := range []string{"db", "db/wal"} {
+		names, _ := fs0.List(dir)
+		for _, n := range names {
+			if st, err := fs0.Stat(filepath.Join(dir, n)); err == nil && !st.IsDir() && st.Size() > 0 {
+				files = append(files, filepath.Join(dir, n))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(11, 11))
+	missedByOpen := 0
+	for trial := 0; trial < 300; trial++ {
+		fs, model := build(t)
+		name := files[rng.IntN(len(files))]
+		st, _ := fs.Stat(name)
+		f, err := fs.OpenFile(name, os.O_RDWR, 0, vfs.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		what := ""
+		if trial%5 == 4 {
+			n := rng.Int64N(st.Size())
+			f.Truncate(n)
+			what = fmt.Sprintf("truncate %s to %d", name, n)
+		} else {
+			off := rng.Int64N(st.Size())
+			b := make([]byte, 1)
+			f.ReadAt(b, off)
+			b[0] ^= byte(1 + rng.IntN(255))
+			f.WriteAt(b, off)
+			what = fmt.Sprintf("flip %s at %d", name, off)
+		}
+		f.Close()
+		r := mustCheck(t, fs, "db")
+		bad := corrupt(r)
+		if len(bad) == 0 {
+			t.Fatalf("%s: check found nothing (problems %v)", what, r.Problems)
+		}
+		if !strings.Contains(bad[0].String(), filepath.Base(name)) && !strings.Contains(bad[0].String(), "page") {
+			t.Errorf("%s: the problem names neither the file nor a page: %v", what, bad[0])
+		}
+		// Would Open and reads have noticed?
+		if db, err := strata.Open("db", memOptions(fs)); err == nil {
+			noticed := false
+			for k := range model {
+				if _, err := db.Get([]byte(k)); err != nil {
+					noticed = true
+					break
+				}
+			}
+			db.Close()
+			if !noticed {
+				missedByOpen++
+			}
+		}
+	}
+	t.Logf("check found all 300 planted corruptions; Open and reads missed %d of them", missedByOpen)
+}
+
+// TestTreeInvariants damages the tree in ways no checksum can see: the
+// pages are rewritten through the page store, so every record is valid.
+func TestTreeInvariants(t *testing.T) {
+	// A leaf and a branch of TestCorruptFiles's database, and one value in
+	// an overflow chain.
+	setup := func(t *testing.T) (*vfs.MemFS, *pagestore.Store, btree.PageID, btree.PageInfo, []byte) {
+		fs, _ := build(t)
+		db, err := strata.Open("db", memOptions(fs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Set([]byte("key0300x"), []byte(strings.Repeat("o", 9000)))
+		db.Close()
+		s, err := pagestore.Open("db", pagestore.Options{FS: fs, DisableBackground: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		root := rootOf(t, s)
+		page := make([]byte, s.PageSize())
+		if err := s.ReadPage(pagestore.PageID(root), page); err != nil {
+			t.Fatal(err)
+		}
+		info, err := btree.InspectPage(root, page)
+		if err != nil || info.Kind != btree.KindBranch || len(info.Children) < 3 {
+			t.Fatalf("root %d: %v %+v", root, err, info)
+		}
+		return fs, s, root, info, page
+	}
+	cases := map[string]struct {
+		damage func(t *testing.T, s *pagestore.Store, root btree.PageID, info btree.PageInfo, page []byte)
+		want   string
+	}{
+		"key below its separator": {func(t *testing.T, s *pagestore.Store, root btree.PageID, info btree.PageInfo, page []byte) {
+			leaf := readPage(t, s, info.Children[1])
+			li, _ := btree.InspectPage(info.Children[1], leaf)
+			li.Keys[0][0] = 'a' // "key..." → "aey...": still first in the leaf, now below the separator
+			writePage(t, s, info.Children[1], leaf)
+		}, "below its parent's separator"},
+		"child freed": {func(t *testing.T, s *pagestore.Store, root btree.PageID, info btree.PageInfo, page []byte) {
+			if err := s.Free(pagestore.PageID(info.Children[2])); err != nil {
+				t.Fatal(err)
+			}
+		}, "is not in the store"},
+		"page used twice": {func(t *testing.T, s *pagestore.Store, root btree.PageID, info btree.PageInfo, page []byte) {
+			// Child 1 (after key 0) := child 0.
+			off := int(binary.LittleEndian.Uint16(page[24:]))
+			klen, k := binary.Uvarint(page[off:])
+			binary.LittleEndian.PutUint64(page[off+k+int(klen):], uint64(info.Children[0]))
+			writePage(t, s, root, page)
+		}, "reached twice"},
+		"overflow chain too short": {func(t *testing.T, s *pagestore.Store, root btree.PageID, info btree.PageInfo, page []byte) {
+			for _, c := range info.Children {
+				leaf := readPage(t, s, c)
+				li, _ := btree.InspectPage(c, leaf)
+				for _, v := range li.Values {
+					if v.Overflow {
+						ov := readPage(t, s, v.First)
+						binary.LittleEndian.PutUint64(ov[8:], 0) // cut the chain after its first page
+						writePage(t, s, v.First, ov)
+						return
+					}
+				}
+			}
+			t.Fatal("no overflow value")
+		}, "overflow chain ends"},
+		"a node from a later transaction": {func(t *testing.T, s *pagestore.Store, root btree.PageID, info btree.PageInfo, page []byte) {
+			binary.LittleEndian.PutUint64(page[16:], 1<<40)
+			writePage(t, s, root, page)
+		}, "after the meta page's"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			fs, s, root, info, page := setup(t)
+			tc.damage(t, s, root, info, page)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r := mustCheck(t, fs, "db")
+			found := false
+			for _, p := range corrupt(r) {
+				found = found || strings.Contains(p.Msg, tc.want)
+			}
+			if !found {
+				t.Fatalf("want a problem saying %q, got %v", tc.want, r.Problems)
+			}
+		})
+	}
+}
+
+func rootOf(t *testing.T, s *pagestore.Store) btree.PageID {
+	page := make([]byte, s.PageSize())
+	if err := s.ReadPage(0, page); err != nil {
+		t.Fatal(err)
+	}
+	m, err := decodeMeta(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return btree.PageID(m.root)
+}
+
+func readPage(t *testing.T, s *pagestore.Store, id btree.PageID) []byte {
+	page := make([]byte, s.PageSize())
+	if err := s.ReadPage(pagestore.PageID(id), page); err != nil {
+		t.Fatal(err)
+	}
+	return page
+}
+
+func writePage(t *testing.T, s *pagestore.Store, id btree.PageID, page []byte) {
+	if _, _, err := s.WritePage(pagestore.PageID(id), page); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestInUse(t *testing.T) {
+	dir := t.TempDir()
+	db, err := strata.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := Check(vfs.Default, dir); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("check of an open database: %v", err)
+	}
+}
+
+func TestNotADatabase(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hi"), 0o644)
+	if _, err := Check(vfs.Default, dir); err == nil || !strings.Contains(err.Error(), "not a Strata database") {
+		t.Fatalf("check of a foreign directory: %v", err)
+	}
+}
+
+// TestHealthyAfterDeletes: deletes leave sparse trees (empty nodes are
+// removed, nodes are not merged; a branch may keep only its first child).
+// None of that is a problem.
+func TestHealthyAfterDeletes(t *testing.T) {
+	fs := vfs.NewMem()
+	db, err := strata.Open("db", memOptions(fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30000
+	b := db.NewBatch()
+	for i := 0; i < n; i++ {
+		b.Set([]byte(fmt.Sprintf("k%06d", i)), []byte("value"))
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	kept := 0
+	b = db.NewBatch()
+	for i := 0; i < n; i++ {
+		// Keep a few keys, in clusters, so whole subtrees empty out.
+		if (i/2000)%3 == 0 && rng.IntN(200) == 0 {
+			kept++
+			continue
+		}
+		b.Delete([]byte(fmt.Sprintf("k%06d", i)))
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := mustCheck(t, fs, "db")
+	if len(r.Problems) != 0 || r.Keys != int64(kept) {
+		t.Fatalf("after deletes: %d keys (kept %d), depth %d, %d branches, problems %v", r.Keys, kept, r.Depth, r.Branches, r.Problems)
+	}
+	t.Logf("%d keys kept, depth %d, %d branches, %d leaves", kept, r.Depth, r.Branches, r.Leaves)
+}
