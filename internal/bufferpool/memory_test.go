@@ -89,6 +89,9 @@ func TestMemoryBudget(t *testing.T) {
 				if i%500 == 0 {
 					peak = max(peak, rss(t)-base)
 					st := p.Stats()
+					if i%5000 == 0 {
+						t.Logf("DEBUG i %d rss+%d resident %d meta %d frames %d images %d red %d heap %d", i, rss(t)-base, st.ResidentBytes, st.MetaBytes, st.Frames, st.Images, st.RedundantImages, heapInUse())
+					}
 					if used := st.FrameBytes + st.ImageBytes + st.MetaBytes; used > budget {
 						t.Fatalf("pool accounts %d bytes in use, budget %d", used, budget)
 					}
@@ -105,4 +108,10 @@ func TestMemoryBudget(t *testing.T) {
 			}
 		})
 	}
+}
+
+func heapInUse() int64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse)
 }
