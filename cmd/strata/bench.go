@@ -249,6 +249,11 @@ func (r *benchRunner) run(ctx context.Context, spec bench.RunSpec) (*bench.Resul
 		limits.MemLimit = defaultMemLimit(spec.Config.CacheBytes)
 	}
 	limits.GoMemLimit = goMemLimit(limits.MemLimit)
+	if spec.Engine == "strata" && limits.MemLimit > 0 {
+		// Strata's cache lives in mmap'd arenas, outside the Go heap: the
+		// heap's soft limit is its share of what the cache leaves.
+		limits.GoMemLimit = goMemLimit(max(limits.MemLimit-spec.Config.CacheBytes, limits.MemLimit/8))
+	}
 	r.children++
 	c := &childProcess{
 		bin: bin, spec: spec, limits: limits, view: r.view, stderr: r.stderr,

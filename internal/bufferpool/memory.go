@@ -35,8 +35,11 @@ func (pt *partition) used() int { return pt.framesUsed*pt.ps + pt.chunksUsed*chu
 // neither demoted nor keep their images.
 func (pt *partition) imagesOff() bool { return pt.imageShare < 2*pt.ps }
 
-// imagesOverShare reports whether the images occupy more than their share.
-func (pt *partition) imagesOverShare() bool { return pt.imageBytes() > pt.imageShare }
+// imagesOverShare reports whether the images occupy more than their share
+// and a margin of a few pages: within the margin neither tier takes memory
+// from the other, so memory does not go back and forth at the boundary
+// (frames released, chunk pages compacted) on every load.
+func (pt *partition) imagesOverShare() bool { return pt.imageBytes() > pt.imageShare+4*pt.ps }
 
 // underPressure reports whether frames have been evicted recently: fewer
 // loads than there are frames since the last eviction. Only then is it
