@@ -272,9 +272,9 @@ func (pt *partition) live(r imgRef) bool {
 	return st == stImage || st == stFrame
 }
 
-// pushRef appends r to the ring. The ring has room for twice the most
-// images the partition can hold; if stale entries fill it anyway, they
-// are squeezed out first.
+// pushRef appends r to the ring. The ring has room for more images than
+// the partition can hold; when stale entries fill it, they are squeezed
+// out first.
 func (pt *partition) pushRef(r imgRef) {
 	if pt.imgLen == len(pt.imgRing) {
 		for n := pt.imgLen; n > 0; n-- {

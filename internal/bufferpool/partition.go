@@ -140,9 +140,11 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 		cleaned:       make(chan struct{}),
 		loadDone:      make(chan struct{}),
 		descChunks:    make([]atomic.Pointer[[descChunkLen]desc], 2*(maxFrames+maxChunks)/descChunkLen+2),
-		// One entry per possible image (each takes at least a chunk) plus
-		// stale ones: sized once, so its memory is fixed metadata.
-		imgRing: make([]imgRef, 2*maxChunks+16),
+		// Room for every possible image (each takes at least a chunk),
+		// and for stale entries beyond the images there are (pushRef
+		// squeezes them out when it is full): sized once, so its memory is
+		// fixed metadata.
+		imgRing: make([]imgRef, maxChunks+16),
 	}
 	for i := range pt.frameDesc {
 		pt.frameDesc[i] = -1
