@@ -251,7 +251,7 @@ func (pt *partition) abortLoad(ld loading) {
 	pt.signalLoadDone()
 }
 
-// handOut turns the loader's exclusive latch into the caller's mode.
+// handOut downgrades the loader's exclusive latch to the caller's mode.
 func (pt *partition) handOut(id PageID, di, f int32, mode Mode) Page {
 	if mode == Shared {
 		pt.latches[f].Unlock()

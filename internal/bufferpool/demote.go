@@ -16,10 +16,12 @@ import (
 //   - Otherwise it is dropped.
 //
 // Lock rules: demote is called with mu held and the frame's latch held
-// exclusively (TryLocked by evictFrame), and returns with mu held and the
-// latch released. To compress it releases mu and takes it again; the page
-// is stDemoting meanwhile, so no one else touches it, and those who want
-// it wait on loadDone.
+// exclusively (TryLocked by evictFrame, which releases it afterwards), and
+// returns with both held. To compress it releases mu and takes it again;
+// the page is stDemoting meanwhile, so no one else touches it, and those
+// who want it wait on loadDone. The frame is free when demote returns;
+// no one can take it before evictFrame releases its latch, since taking a
+// frame needs mu and a TryLock of its latch.
 
 // demote evicts clean frame f of descriptor di (see above); the frame is
 // free afterwards.
@@ -48,24 +50,20 @@ func (pt *partition) demote(di, f int32) {
 		return
 	}
 	pt.dropImage(d, true)
-	pt.frameDesc[f] = -1
 	pt.releaseFrame(f)
 	d.frame = -1
 	pt.retire(di)
-	pt.latches[f].Unlock()
 }
 
 // imageFromFrame turns page di, whose image is in place, from frame f
-// (latched exclusively) into that image alone: the frame is freed and
-// unlatched. The caller counts the image and puts it in the ring.
+// into that image alone: the frame is freed. The caller counts the image
+// and puts it in the ring.
 func (pt *partition) imageFromFrame(di, f int32) {
 	d := pt.desc(di)
 	d.frame = -1
 	d.ref.Store(false) // enters the image CLOCK cold
 	d.state.Store(stImage)
 	pt.releaseFrame(f)
-	pt.latches[f].Unlock()
-	pt.signalLoadDone()
 }
 
 // compressDemote compresses frame f of page di into a new image, releasing
@@ -90,7 +88,6 @@ func (pt *partition) compressDemote(di, f int32) {
 	// memory may go to the image.
 	d.frame = -1
 	pt.releaseFrame(f)
-	pt.latches[f].Unlock()
 	if err == nil && used != codec.None && !pt.imagesOff() && pt.attachImage(di, img, used, false) {
 		d.compressed = true
 		d.state.Store(stImage)

@@ -166,6 +166,7 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
 		pt.sinceEviction = 0
 		pt.st.ctlFrameEvictions.Add(1)
 		pt.demote(di, f)
+		pt.latches[f].Unlock()
 		return true, sawDirty
 	}
 	if sawDirty {
