@@ -213,14 +213,14 @@ func (ld loading) fill(pt *partition, buf []byte) (pagestore.Image, error) {
 }
 
 // finishLoad makes the loaded page a frame. A promoted page keeps its image
-// as a redundant copy (its next demotion is then free); a page read from
-// the store keeps the image it was read from when frames are under
-// pressure.
+// as a redundant copy (its next demotion is then free) and a page read from
+// the store the image it was read from (when frames are under pressure),
+// if the images' share can hold a copy of every frame (copiesFit).
 func (pt *partition) finishLoad(ld loading, img pagestore.Image) {
 	d := pt.desc(ld.di)
 	if ld.promote {
 		pt.images--
-		if pt.imagesOff() || !keepImages {
+		if pt.imagesOff() || !keepImages || !pt.copiesFit() {
 			pt.freeChain(d.chunk)
 			d.chunk, d.imgLen = -1, 0
 			d.hasImage.Store(false)

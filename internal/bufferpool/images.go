@@ -212,10 +212,10 @@ func (pt *partition) attachImage(di int32, img []byte, c codec.ID, redundant boo
 // keepImage keeps img, which page di (in a frame, unmodified) was just read
 // from or written as, as its redundant image, when that is likely to pay:
 // frames are being evicted (so its demotion is likely, and will then
-// compress nothing) and the images have a share. A memcpy here replaces a
-// compression at demotion.
+// compress nothing) and the images' share can hold a copy of every frame
+// (copiesFit). A memcpy here replaces a compression at demotion.
 func (pt *partition) keepImage(di int32, img []byte, c codec.ID) {
-	if !keepImages || c == codec.None || len(img) == 0 || len(img) >= pt.ps || !pt.underPressure() || pt.imagesOff() {
+	if !keepImages || c == codec.None || len(img) == 0 || len(img) >= pt.ps || !pt.underPressure() || pt.imagesOff() || !pt.copiesFit() {
 		return
 	}
 	if pt.desc(di).chunk >= 0 {

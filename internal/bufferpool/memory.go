@@ -49,6 +49,25 @@ func (pt *partition) underPressure() bool {
 	return pt.sinceEviction < max(pt.framesUsed, 64)
 }
 
+// copiesFit reports whether the images' share can hold a redundant copy of
+// every frame: only then does the copy of a frame outlive the frame's stay
+// and make its demotion free. Below that (document 000's R ≥ α/(1+α),
+// InnoDB's constraint) copies only displace the images of pages not in a
+// frame and are evicted before they save anything, so pages keep none and
+// the tiers are exclusive.
+func (pt *partition) copiesFit() bool {
+	return pt.imageShare >= max(pt.framesUsed, 1)*pt.expectedImage()
+}
+
+// expectedImage is the size a page's image is expected to have: the mean
+// of the images held, or half a page.
+func (pt *partition) expectedImage() int {
+	if n := pt.images + pt.redundant; n > 0 {
+		return pt.chunksUsed * chunkSize / n
+	}
+	return pt.ps / 2
+}
+
 // releaseIdleFrame gives the memory of one free frame back to the kernel,
 // so the images can use it. It reports whether there was one.
 func (pt *partition) releaseIdleFrame() bool {
