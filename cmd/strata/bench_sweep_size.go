@@ -374,12 +374,18 @@ func plotSizeSweep(path, title string, runs []sizeRun) error {
 			xs = append(xs, run.X)
 		}
 	}
+	if len(xs) == 0 {
+		xs = []float64{1}
+	}
+	xMin, xMax := slices.Min(xs)/1.2, slices.Max(xs)*1.2 // log axes need a range above 0
+	tput.X.Min, tput.X.Max = xMin, xMax
 	tput.X.Scale, tput.X.Tick.Marker = plot.LogScale{}, valueTicks(xs)
 	tput.Y.Scale, tput.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	hits := plot.New()
 	hits.Title.Text = "Strata (automatic R): hit ratios and R vs data size"
 	hits.X.Label.Text = "logical data / memory limit"
 	hits.Y.Label.Text = "ratio"
+	hits.X.Min, hits.X.Max = xMin, xMax
 	hits.X.Scale, hits.X.Tick.Marker = plot.LogScale{}, valueTicks(xs)
 	hits.Y.Min, hits.Y.Max = 0, 1
 
@@ -435,6 +441,9 @@ func plotSizeSweep(path, title string, runs []sizeRun) error {
 				return err
 			}
 		}
+	}
+	if tput.Y.Min <= 0 || tput.Y.Max <= tput.Y.Min {
+		tput.Y.Min, tput.Y.Max = 1, 10 // nothing measured: a log axis still needs a range
 	}
 	tput.Legend.Top = false
 	tput.Legend.Left = true
