@@ -27,8 +27,9 @@ import (
 //     gainU = uOnC × T_decom + uOnMiss × (T_decom + T_disk_read);
 //   - more image memory would turn the misses on pages whose image was
 //     recently evicted (the compressed ghost) into image hits, and spare
-//     the compressions of pages whose redundant image was:
-//     gainC = (cOnMiss × T_disk_read + cOnComp × T_comp) × (1 − α·f),
+//     the compressions of pages whose redundant image was (or the drop
+//     and later read that replace them where compressing does not pay):
+//     gainC = (cOnMiss × T_disk_read + cOnComp × min(T_comp, T_disk_read)) × (1 − α·f),
 //     where memory moved to images first receives the pages the frames
 //     lose, at α of their size for the fraction f of demotions that
 //     compress (document 000's (1 − α) for exclusive tiers, f = 1);
@@ -208,7 +209,11 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 		lossU = float64(ev.hitsU) * math.Min(1, delta/mem.frameBytes) * tDecom
 	}
 	if ev.imageEvictions > 0 {
-		gainC = (float64(ev.cOnMiss)*tDisk + float64(ev.cOnComp)*tComp) * (1 - alpha*fComp)
+		// A redundant image kept longer spares its frame's compression at
+		// demotion, or, where compressions do not pay (the gate), the
+		// drop and the disk read that follows: at most the cheaper.
+		spared := math.Min(tComp, tDisk)
+		gainC = (float64(ev.cOnMiss)*tDisk + float64(ev.cOnComp)*spared) * (1 - alpha*fComp)
 		lossC = gainC
 	} else if mem.imageBytes > 0 {
 		lossC = float64(ev.hitsC) * math.Min(1, delta/mem.imageBytes) * tDisk
