@@ -248,12 +248,7 @@ func (r *benchRunner) run(ctx context.Context, spec bench.RunSpec) (*bench.Resul
 	case r.memLimit == 0:
 		limits.MemLimit = defaultMemLimit(spec.Config.CacheBytes)
 	}
-	limits.GoMemLimit = goMemLimit(limits.MemLimit)
-	if spec.Engine == "strata" && limits.MemLimit > 0 {
-		// Strata's cache lives in mmap'd arenas, outside the Go heap: the
-		// heap's soft limit is its share of what the cache leaves.
-		limits.GoMemLimit = goMemLimit(max(limits.MemLimit-spec.Config.CacheBytes, limits.MemLimit/8))
-	}
+	limits.GoMemLimit = childGoMemLimit(spec.Engine, limits.MemLimit, spec.Config.CacheBytes)
 	r.children++
 	c := &childProcess{
 		bin: bin, spec: spec, limits: limits, view: r.view, stderr: r.stderr,
