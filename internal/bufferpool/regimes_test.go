@@ -193,3 +193,62 @@ func TestSteadyStateFitsCompressedAuto(t *testing.T) {
 		t.Errorf("data fits compressed, auto R: %d demotions compressed in the steady state: %v", c, ph)
 	}
 }
+
+// TestControllerFollowsDataGrowth: the pages read grow from a set that fits
+// in frames to one that fits only compressed, on a device whose reads take
+// 2 ms. R must follow without swinging back and forth (each change of
+// direction halves the step), and the misses and compressions must stop
+// once the images hold the set: within a few passes over it, well under
+// the 10 s asked.
+func TestControllerFollowsDataGrowth(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("the controller reads real codec and device times: not under -short or -race")
+	}
+	const budget = 1 << 20
+	n := 3 * budget / testPageSize
+	mem := vfs.NewMem()
+	s := openStore(t, mem, "zstd")
+	writePages(t, s, n)
+	s.Close()
+	dev := vfs.NewLatency(mem, vfs.Device{Name: "2ms", ReadLatency: 2 * time.Millisecond, QueueDepth: 1})
+	s = openStore(t, dev, "zstd")
+	defer s.Close()
+	opts := poolOptions(budget, -1)
+	opts.CompressedShare = 0.3
+	p, err := New(s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	rng := rand.New(rand.NewPCG(7, 8))
+	readRandom(t, p, rng, n/10, 20*n/10) // a tenth of the pages: fits in frames
+	start := time.Now()
+	var trace []float64
+	var missFree time.Duration
+	var last phase
+	for i := 0; i < 40 && missFree == 0; i++ {
+		last = phase{before: p.Stats()}
+		readRandom(t, p, rng, n, n)
+		last.after = p.Stats()
+		trace = append(trace, p.Share())
+		if i > 0 && last.d(func(s Stats) int64 { return s.Misses }) == 0 {
+			missFree = time.Since(start)
+		}
+	}
+	t.Logf("R trace %.2f; no miss in a pass over the pages after %v", trace, missFree)
+	if missFree == 0 {
+		t.Fatalf("misses went on for %d passes over data that fits compressed; R trace %.2f", len(trace), trace)
+	}
+	if c := last.d(func(s Stats) int64 { return s.Demotions - s.FreeDemotions }); c != 0 {
+		t.Errorf("the pass without a miss compressed %d demotions: %v", c, last)
+	}
+	reversals := 0
+	for i := 2; i < len(trace); i++ {
+		if (trace[i]-trace[i-1])*(trace[i-1]-trace[i-2]) < 0 {
+			reversals++
+		}
+	}
+	if reversals > 2 {
+		t.Errorf("R changed direction %d times while following the data: %.2f", reversals, trace)
+	}
+}
