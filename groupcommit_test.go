@@ -193,7 +193,10 @@ func TestNoSyncNoFsync(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := db.Stats().WAL
-		if syncs := st.Syncs - before.Syncs; syncs != 1 {
+		// Sync's fsync, and perhaps one more: a round the writer was in
+		// when Sync came may end with an fsync before the records queued
+		// during it are written and synced. Never one per commit.
+		if syncs := st.Syncs - before.Syncs; syncs < 1 || syncs > 2 {
 			t.Fatalf("90 commits that do not wait and one Sync under SyncNever: %d WAL fsyncs", syncs)
 		}
 		if st.Records-before.Records != 90 {

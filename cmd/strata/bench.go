@@ -248,7 +248,7 @@ func (r *benchRunner) run(ctx context.Context, spec bench.RunSpec) (*bench.Resul
 	case r.memLimit == 0:
 		limits.MemLimit = defaultMemLimit(spec.Config.CacheBytes)
 	}
-	limits.GoMemLimit = goMemLimit(limits.MemLimit)
+	limits.GoMemLimit = childGoMemLimit(spec.Engine, limits.MemLimit, spec.Config.CacheBytes)
 	r.children++
 	c := &childProcess{
 		bin: bin, spec: spec, limits: limits, view: r.view, stderr: r.stderr,

@@ -59,7 +59,7 @@ func TestBenchEndToEnd(t *testing.T) {
 		if r.Txns <= 0 || r.TxnPerSec <= 0 || r.LogicalBytes <= 0 || r.DiskBytes <= 0 {
 			t.Errorf("%s: empty measurement: %+v", r.Spec.Workload, r)
 		}
-		if want := goMemLimit(defaultMemLimit(4 << 20)); r.GoMemLimit != want {
+		if want := childGoMemLimit(r.Spec.Engine, defaultMemLimit(4<<20), 4<<20); r.GoMemLimit != want {
 			t.Errorf("%s: GOMEMLIMIT of the child %d, want %d", r.Spec.Workload, r.GoMemLimit, want)
 		}
 		if r.MemLimitBytes == 0 && !containsNote(r.Notes, noCgroupNote) {

@@ -153,3 +153,13 @@ func defaultMemLimit(cacheBytes int64) int64 {
 }
 
 func goMemLimit(memLimit int64) int64 { return int64(goMemLimitFraction * float64(memLimit)) }
+
+// childGoMemLimit is the GOMEMLIMIT of an engine's child: goMemLimit of
+// the memory limit, except for Strata, whose cache lives in mmap'd arenas
+// outside the Go heap, so its heap's share is that of what the cache leaves.
+func childGoMemLimit(engine string, memLimit, cache int64) int64 {
+	if engine == "strata" && memLimit > 0 {
+		return goMemLimit(max(memLimit-cache, memLimit/8))
+	}
+	return goMemLimit(memLimit)
+}

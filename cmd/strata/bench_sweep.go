@@ -21,6 +21,10 @@ type sweepCmdFlags struct {
 	param    string
 	values   string
 	plotPath string
+	// table-size sweeps only:
+	strataR        string // Strata's R values at every point
+	strataCache    string // Strata's cache: "" (--cache), "fill" or a size
+	strataOverhead string // what Strata's process takes beyond its cache, for "fill"
 }
 
 // sweepParams are the parameters bench sweep can vary, with their default
@@ -36,6 +40,7 @@ var sweepParams = map[string]struct {
 	"codec":       {"none,lz4,zstd", "codec"},
 	"page-size":   {"4KiB,8KiB,16KiB,32KiB", "page size (KiB)"},
 	"fill-factor": {"50,70,90,100", "fill factor (%)"},
+	"table-size":  {"0.25x,0.5x,1x,1.5x,2x,4x,8x", "logical data / memory limit"},
 }
 
 func newBenchSweepCommand() *cobra.Command {
@@ -49,10 +54,21 @@ cache the data is loaded once and reused (they do not change what is on
 disk; a writing workload's changes then carry over from point to point).
 It prints a table, writes the results as JSON and draws a PNG of the
 throughput and of the buffer pool's hit ratios against the parameter.
-The other flags are those of strata bench.`,
+The other flags are those of strata bench.
+
+--param table-size sweeps the data size at equal memory instead: every
+engine given (--engine strata,bbolt,... or all) runs at every size under
+the same --mem-limit, Strata once per --strata-r value (auto and fixed R
+side by side), with --strata-cache fill giving Strata a cache of the
+limit less --strata-overhead. Sizes are rows or multiples of the memory
+limit (0.5x: logical data half the limit). The plot is throughput per
+engine against data/memory, and Strata's hit ratios at automatic R; the
+table ends with Strata against the best peer and the best fixed R.`,
 		Example: `  strata bench sweep --param r
   strata bench sweep --param cache --values 32MiB,64MiB,128MiB,256MiB --workload oltp_point_select
-  strata bench sweep --param codec --values none,lz4,zstd,deflate --device ssd`,
+  strata bench sweep --param codec --values none,lz4,zstd,deflate --device ssd
+  strata bench sweep --param table-size --engine all --mem-limit 96MiB --cache 32MiB --strata-cache fill \
+      --strata-r auto,0,0.25,0.5,0.75,0.95 --workload oltp_point_select --dir sizes --keep`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
@@ -60,12 +76,16 @@ The other flags are those of strata bench.`,
 	}
 	fl := cmd.Flags()
 	f.registerRunFlags(fl)
-	fl.StringVar(&f.engines, "engine", "strata", "the engine: strata, bbolt, pebble or badger (most parameters are Strata's)")
+	fl.StringVar(&f.engines, "engine", "strata", "the engine: strata, bbolt, pebble or badger (most parameters are Strata's); for table-size, a comma list or all")
 	fl.StringVar(&f.workloads, "workload", defaultWorkload, "the workload: "+workloadList())
-	fl.StringVar(&f.param, "param", "r", "the parameter to vary: r, cache, codec, page-size, fill-factor")
+	fl.StringVar(&f.param, "param", "r", "the parameter to vary: r, cache, codec, page-size, fill-factor, table-size")
 	fl.StringVar(&f.values, "values", "", "comma-separated values of the parameter (default per parameter: r "+sweepParams["r"].defaults+
 		"; cache "+sweepParams["cache"].defaults+"; codec "+sweepParams["codec"].defaults+
-		"; page-size "+sweepParams["page-size"].defaults+"; fill-factor "+sweepParams["fill-factor"].defaults+")")
+		"; page-size "+sweepParams["page-size"].defaults+"; fill-factor "+sweepParams["fill-factor"].defaults+
+		"; table-size "+sweepParams["table-size"].defaults+", rows or multiples of --mem-limit)")
+	fl.StringVar(&f.strataR, "strata-r", "", "table-size: Strata's R at every point, comma-separated (auto, or numbers in [0, 1]; default --r)")
+	fl.StringVar(&f.strataCache, "strata-cache", "", "table-size: Strata's cache: a size, or fill (the memory limit less --strata-overhead); default --cache")
+	fl.StringVar(&f.strataOverhead, "strata-overhead", "24MiB", "table-size: memory Strata's process uses beyond its cache (Go runtime, store and WAL buffers), for --strata-cache fill")
 	fl.StringVar(&f.plotPath, "plot", "", "PNG to draw (default bench-sweep-<param>.png)")
 	fl.StringVar(&f.jsonPath, "json", "", "JSON results file (default bench-sweep-<param>.json)")
 	return cmd
@@ -88,7 +108,10 @@ type benchSweepReport struct {
 func runBenchSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags) error {
 	param, ok := sweepParams[f.param]
 	if !ok {
-		return fmt.Errorf("--param %q: want r, cache, codec, page-size or fill-factor", f.param)
+		return fmt.Errorf("--param %q: want r, cache, codec, page-size, fill-factor or table-size", f.param)
+	}
+	if f.param == "table-size" {
+		return runSizeSweep(ctx, stdout, stderr, f)
 	}
 	tmpl, err := f.specTemplate()
 	if err != nil {

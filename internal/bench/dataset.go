@@ -78,3 +78,21 @@ func (d *sysbenchDataset) AppendValue(dst []byte, id, version uint64) []byte {
 	}
 	return r.Encode(dst)
 }
+
+// MeanRowBytes is the mean logical size (key and value) of the rows of data
+// set name, from the first sample rows: what a data size is divided by to
+// get a table size (strata bench sweep --param table-size with sizes given
+// as multiples of the memory).
+func MeanRowBytes(name string, seed uint64, sample int) (float64, error) {
+	ds, err := NewDataset(name, seed, int64(max(sample, 1)))
+	if err != nil {
+		return 0, err
+	}
+	var k, v []byte
+	total := 0
+	for id := 0; id < sample; id++ {
+		k, v = ds.AppendKey(k[:0], uint64(id)), ds.AppendValue(v[:0], uint64(id), 0)
+		total += len(k) + len(v)
+	}
+	return float64(total) / float64(max(sample, 1)), nil
+}

@@ -184,3 +184,20 @@ func BenchmarkDatasetRow(b *testing.B) {
 		})
 	}
 }
+
+func TestMeanRowBytes(t *testing.T) {
+	got, err := MeanRowBytes("sysbench", 1, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := float64(KeySize + 192); got != want {
+		t.Errorf("sysbench rows: %.1f bytes, want %.0f", got, want)
+	}
+	ev, err := MeanRowBytes("events", 1, 1000)
+	if err != nil || ev < 300 || ev > 2000 {
+		t.Errorf("events rows: %.1f bytes (%v), want a few hundred", ev, err)
+	}
+	if _, err := MeanRowBytes("nope", 1, 10); err == nil {
+		t.Error("unknown data set accepted")
+	}
+}

@@ -213,6 +213,22 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	}
 	m["pool.evictions"] = float64(p.Evictions - b.Evictions)
 	m["pool.demotions"] = float64(p.Demotions - b.Demotions)
+	m["pool.free_demotions"] = float64(p.FreeDemotions - b.FreeDemotions)
+	m["pool.kept_images"] = float64(p.KeptImages - b.KeptImages)
+	m["pool.image_evictions"] = float64(p.ImageEvictions - b.ImageEvictions)
+	m["pool.redundant_evictions"] = float64(p.RedundantEvictions - b.RedundantEvictions)
+	m["pool.redundant_images"] = float64(p.RedundantImages)
+	m["pool.moved_chunks"] = float64(p.MovedChunks - b.MovedChunks)
+	if p.Compressing {
+		m["pool.compressing"] = 1
+	} else {
+		m["pool.compressing"] = 0
+	}
+	m["pool.time_per_access_us"] = float64(p.TimePerAccess.Nanoseconds()) / 1e3
+	m["pool.model_share_r"] = p.ModelShare
+	m["pool.model_t_read_us"] = float64(p.ModelTRead.Nanoseconds()) / 1e3
+	m["pool.resident_bytes"] = float64(p.ResidentBytes)
+	m["pool.meta_bytes"] = float64(p.MetaBytes)
 	m["pool.promotions"] = float64(p.Promotions - b.Promotions)
 	m["pool.flushes"] = float64(p.Flushes - b.Flushes)
 	m["pool.free_buffer_waits"] = float64(p.FreeBufferWaits - b.FreeBufferWaits)

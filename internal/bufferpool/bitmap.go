@@ -2,6 +2,9 @@ package bufferpool
 
 import "math/bits"
 
+// This file holds the pool's bit sets. They are plain data: the partition
+// that owns one guards it with its mutex.
+
 // freeBitmap tracks free slots (frames or image chunks) and hands out the
 // lowest free one, so that the slots in use stay packed at the start of
 // their arena and the memory above them can be given back to the kernel.
@@ -38,6 +41,12 @@ func (b *freeBitmap) alloc() int {
 	return -1
 }
 
+// take marks free slot as used.
+func (b *freeBitmap) take(slot int) {
+	b.words[slot/64] &^= 1 << (slot % 64)
+	b.free--
+}
+
 func (b *freeBitmap) release(slot int) {
 	w := slot / 64
 	b.words[w] |= 1 << (slot % 64)
@@ -48,3 +57,57 @@ func (b *freeBitmap) release(slot int) {
 func (b *freeBitmap) isFree(slot int) bool { return b.words[slot/64]&(1<<(slot%64)) != 0 }
 
 func (b *freeBitmap) bytes() int { return len(b.words) * 8 }
+
+// bitset is a set of small integers with lowest and highest member
+// queries: the chunk arena's sets of pages (partly used, untouched) and
+// the frames that are free but still backed by memory.
+type bitset struct {
+	words []uint64
+	n     int // members
+}
+
+func newBitset(size int) bitset { return bitset{words: make([]uint64, (size+63)/64)} }
+
+func (s *bitset) has(i int) bool { return s.words[i/64]&(1<<(i%64)) != 0 }
+
+func (s *bitset) add(i int) {
+	if !s.has(i) {
+		s.words[i/64] |= 1 << (i % 64)
+		s.n++
+	}
+}
+
+func (s *bitset) remove(i int) {
+	if s.has(i) {
+		s.words[i/64] &^= 1 << (i % 64)
+		s.n--
+	}
+}
+
+// first returns the lowest member, or -1.
+func (s *bitset) first() int {
+	if s.n == 0 {
+		return -1
+	}
+	for i, w := range s.words {
+		if w != 0 {
+			return i*64 + bits.TrailingZeros64(w)
+		}
+	}
+	return -1
+}
+
+// last returns the highest member, or -1.
+func (s *bitset) last() int {
+	if s.n == 0 {
+		return -1
+	}
+	for i := len(s.words) - 1; i >= 0; i-- {
+		if w := s.words[i]; w != 0 {
+			return i*64 + 63 - bits.LeadingZeros64(w)
+		}
+	}
+	return -1
+}
+
+func (s *bitset) bytes() int { return len(s.words) * 8 }

@@ -2,12 +2,60 @@ package bufferpool
 
 import (
 	"math"
-
-	"github.com/stratadb/strata/internal/codec"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stratadb/strata/internal/codec"
 )
+
+// The controller: R, the images' share of the budget under pressure, and
+// the gate that decides whether frames without an image are compressed
+// when they are evicted.
+//
+// Its objective is the time per access over all tiers,
+//
+//	T = (image hits × T_decom + compressing demotions × T_comp
+//	     + misses × (T_disk_read + T_decom)) / accesses,
+//
+// measured every interval (Stats.TimePerAccess). Each interval it moves R
+// the way that lowers T, from what a tenth of the budget more or less in
+// each tier would change:
+//
+//   - more frames would turn the image hits and misses on pages recently
+//     evicted from frames (the uncompressed ghost) into frame hits:
+//     gainU = uOnC × T_decom + uOnMiss × (T_decom + T_disk_read);
+//   - more image memory would turn the misses on pages whose image was
+//     recently evicted (the compressed ghost) into image hits, and spare
+//     the compressions of pages whose redundant image was (or the drop
+//     and later read that replace them where compressing does not pay):
+//     gainC = (cOnMiss × T_disk_read + cOnComp × min(T_comp, T_disk_read)) × (1 − α·f),
+//     where memory moved to images first receives the pages the frames
+//     lose, at α of their size for the fraction f of demotions that
+//     compress (document 000's (1 − α) for exclusive tiers, f = 1);
+//   - a tier that evicts nothing gains nothing from more memory, but
+//     loses from less what the ghosts cannot see: the hits of the share it
+//     would give up, estimated as hits × (tenth of the budget / its bytes),
+//     each costing T_decom more (frames) or T_disk_read more (images).
+//
+// R rises if gainC beats the frames' loss, falls if gainU beats the
+// images' loss, each by a 10% margin, in steps that halve when the
+// direction reverses and grow by 1.25× while it holds (0.5%–10%); R stays
+// in [MinShare, 1 − MinShare]. A step starts from where the images really
+// are when R is beyond it (a tier that does not use its share is not
+// limited by R), so R never drifts where it changes nothing.
+//
+// The gate (auto mode only): once memory is full and the images have
+// turned over, if the hits on images that compressing demotions made saved
+// less (hits × T_disk_read) than the compressions cost (× T_comp), frames
+// without an image are dropped instead; evicted pages then enter the
+// compressed ghost as if demoted, and compression comes back when the
+// misses it would have served are worth 1.25× the compressions it would
+// have cost. Demotions of frames with an image compress nothing and
+// continue either way.
+//
+// Lock rules: the controller's mutex guards its state; it is taken before
+// any partition's mu (adjust reads each partition under its shared lock).
 
 // timer accumulates durations between controller ticks without locks.
 type timer struct {
@@ -60,19 +108,49 @@ func (e *ewma) fold(n, nanos int64) {
 	e.v += w * (mean - e.v)
 }
 
-// controller tunes R, the compressed tier's share of the budget. Every
-// interval it compares what the next bytes of each tier would have saved:
-//
-//	gainU = (compressed hits on pages in the uncompressed ghost) × T_decom
-//	      + (misses on pages in the uncompressed ghost) × (T_decom + T_disk_read)
-//	gainC = (misses on pages in the compressed ghost) × T_disk_read × (1−α)
-//
-// where α is the mean image size over the page size (see decide).
-// Both ghosts cover the same number of bytes (a tenth of the budget), so
-// the gains are per equal memory. R moves toward the larger gain in bounded
-// steps; the step halves when the direction reverses and grows slowly while
-// it holds, so R settles instead of oscillating; differences under 10% (or
-// too few ghost hits to tell) hold R still.
+// value is the average, or 0 before the first event.
+func (e *ewma) value() float64 {
+	if !e.valid {
+		return 0
+	}
+	return e.v
+}
+
+// evidence is what the partitions counted since the controller's last
+// decision.
+type evidence struct {
+	uOnC, uOnMiss, cOnMiss, cOnComp int64 // ghost hits
+	hitsU, hitsC, misses            int64
+	frameEvictions, imageEvictions  int64
+	demotions, compressions         int64 // all demotions, and those that compressed
+}
+
+func (e *evidence) add(o evidence) {
+	e.uOnC += o.uOnC
+	e.uOnMiss += o.uOnMiss
+	e.cOnMiss += o.cOnMiss
+	e.cOnComp += o.cOnComp
+	e.hitsU += o.hitsU
+	e.hitsC += o.hitsC
+	e.misses += o.misses
+	e.frameEvictions += o.frameEvictions
+	e.imageEvictions += o.imageEvictions
+	e.demotions += o.demotions
+	e.compressions += o.compressions
+}
+
+func (e *evidence) ghostHits() int64 { return e.uOnC + e.uOnMiss + e.cOnMiss + e.cOnComp }
+
+func (e *evidence) accesses() int64 { return e.hitsU + e.hitsC + e.misses }
+
+// memState is the pool's memory when the controller decides: bytes in
+// frames in use and in images, resident in all, and what pages may take
+// (avail) of the budget.
+type memState struct {
+	frameBytes, imageBytes, resident, avail, budget float64
+}
+
+// controller tunes R (see the top of this file).
 type controller struct {
 	mu            sync.Mutex
 	minShare      float64
@@ -81,15 +159,20 @@ type controller struct {
 	tDisk, tDecom ewma
 	tComp         ewma
 	tDecomBy      [numCodecs]ewma // T_decom per codec, for Stats
+	timePerAccess ewma            // the objective, per access
 	lastGainU     float64
 	lastGainC     float64
+	lastLossU     float64
+	lastLossC     float64
 	ghostHitsU    int64
 	ghostHitsC    int64
 	adjustments   int64
+	// Running totals of the partitions' cumulative counters at the last
+	// interval, to take differences.
+	seenHitsU, seenHitsC, seenMisses, seenDemotions int64
 	// Evidence accumulated since the last decision.
-	pendUonC, pendUonMiss, pendConMiss    int64
-	pendDemotions, pendHitsC, pendSkipped int64
-	// Evidence for switching the compressed tier off or on.
+	pend evidence
+	// Evidence for switching compressing demotions off or on.
 	gateDem, gateHits, gateSkipped, gateConMiss int64
 }
 
@@ -97,7 +180,10 @@ const (
 	minStep        = 0.005
 	maxStep        = 0.10
 	minGhostEvents = 16
-	hysteresis     = 0.10
+	// maxQuietAccesses: with this many accesses and still too few ghost
+	// hits, decide anyway (a tier that evicts nothing still has a loss).
+	maxQuietAccesses = 50000
+	hysteresis       = 0.10
 )
 
 func (c *controller) init(o Options) {
@@ -105,28 +191,51 @@ func (c *controller) init(o Options) {
 	c.step = 0.05
 }
 
-// decide returns the share R the controller wants given the current one.
-func (c *controller) decide(r, alpha float64, uOnC, uOnMiss, cOnMiss int64) float64 {
-	tDecom, tDisk := c.tDecom.v, c.tDisk.v
-	gainU := float64(uOnC)*tDecom + float64(uOnMiss)*(tDecom+tDisk)
-	// Memory moved from frames to images first receives the pages the
-	// frames no longer hold (demoted, at α of their size), so only 1−α of
-	// it catches new pages. Without this factor the controller would
-	// compare T_decom with r·T_disk_read instead of the model's (r−1)·T_disk_read.
-	gainC := float64(cOnMiss) * tDisk * (1 - alpha)
-	c.lastGainU, c.lastGainC = gainU, gainC
-	c.ghostHitsU, c.ghostHitsC = uOnC+uOnMiss, cOnMiss
-	if !c.tDisk.valid || !c.tDecom.valid {
-		return r
+// decide returns the share R the controller wants given the current one,
+// the images' actual share of the memory (usage), α (mean image size over
+// the page size) and the evidence (see the top of this file).
+func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) float64 {
+	tDecom, tDisk, tComp := c.tDecom.value(), c.tDisk.value(), c.tComp.value()
+	delta := mem.budget / 10 // what each ghost covers
+	fComp := 1.0
+	if ev.demotions > 0 {
+		fComp = float64(ev.compressions) / float64(ev.demotions)
 	}
-	big := math.Max(gainU, gainC)
-	if big == 0 || math.Abs(gainU-gainC) < hysteresis*big {
+	var gainU, gainC, lossU, lossC float64
+	if ev.frameEvictions > 0 {
+		gainU = float64(ev.uOnC)*tDecom + float64(ev.uOnMiss)*(tDecom+tDisk)
+		lossU = gainU
+	} else if mem.frameBytes > 0 {
+		lossU = float64(ev.hitsU) * math.Min(1, delta/mem.frameBytes) * tDecom
+	}
+	if ev.imageEvictions > 0 {
+		// A redundant image kept longer spares its frame's compression at
+		// demotion, or, where compressions do not pay (the gate), the
+		// drop and the disk read that follows: at most the cheaper.
+		spared := math.Min(tComp, tDisk)
+		gainC = (float64(ev.cOnMiss)*tDisk + float64(ev.cOnComp)*spared) * (1 - alpha*fComp)
+		lossC = gainC
+	} else if mem.imageBytes > 0 {
+		lossC = float64(ev.hitsC) * math.Min(1, delta/mem.imageBytes) * tDisk
+		if !c.tDisk.valid && ev.hitsC > 0 {
+			// The pool never read the store (it made its pages): what a
+			// miss costs is unknown, so the images holding everything are
+			// not given up on a guess.
+			lossC = math.Inf(1)
+		}
+	}
+	c.lastGainU, c.lastGainC, c.lastLossU, c.lastLossC = gainU, gainC, lossU, lossC
+	c.ghostHitsU, c.ghostHitsC = ev.uOnC+ev.uOnMiss, ev.cOnMiss+ev.cOnComp
+	dir := 0
+	switch {
+	case gainC > 0 && gainC > lossU*(1+hysteresis):
+		dir = 1 // more compressed memory
+	case gainU > 0 && gainU > lossC*(1+hysteresis):
+		dir = -1
+	}
+	if dir == 0 {
 		c.step = math.Max(minStep, c.step*0.8)
 		return r
-	}
-	dir := 1 // more compressed memory
-	if gainU > gainC {
-		dir = -1
 	}
 	if c.lastDir != 0 && dir != c.lastDir {
 		c.step = math.Max(minStep, c.step/2)
@@ -135,7 +244,13 @@ func (c *controller) decide(r, alpha float64, uOnC, uOnMiss, cOnMiss int64) floa
 	}
 	c.lastDir = dir
 	c.adjustments++
-	return math.Min(1-c.minShare, math.Max(c.minShare, r+float64(dir)*c.step))
+	from := r
+	if dir > 0 && usage > r {
+		from = usage // images already beyond R: raising R to there changes nothing
+	} else if dir < 0 && usage < r {
+		from = usage // images below R: lowering R to their use changes nothing
+	}
+	return math.Min(1-c.minShare, math.Max(c.minShare, from+float64(dir)*c.step))
 }
 
 func (p *Pool) controlLoop() {
@@ -152,87 +267,62 @@ func (p *Pool) controlLoop() {
 	}
 }
 
-// adjust runs one controller step: fold the interval's timings, collect the
-// ghost hits (accumulated over intervals until there are enough to judge),
-// decide, and (in auto mode) apply the new R.
-//
-// It also decides whether the compressed tier pays at all. Each demotion
-// costs a compression (T_comp) whatever R is, and each compressed hit saves
-// a disk read (T_disk_read) over a miss (both decompress). Once the tier is
-// full, if its hits saved less time than its demotions cost, it is a loss
-// whatever memory it has (giving that memory to frames can only add hits),
-// so demotion is switched off and R set to 0: all memory goes to frames. While off, evicted pages are entered
-// in the compressed ghost as if demoted, and demotion comes back on when
-// the misses that the ghost says a compressed tier would have served are
-// worth more than the compressions it would have cost.
+// adjust runs one controller step: fold the interval's timings and
+// counters, measure the objective, run the gate, decide (when there is
+// enough evidence) and, in auto mode, apply the new R.
 func (p *Pool) adjust() {
 	c := &p.ctl
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var ev evidence
+	var hitsU, hitsC, misses, demotions, skipped, hitsOnCompressed int64
 	for _, pt := range p.parts {
-		c.pendUonC += pt.st.ghostUonC.Swap(0)
-		c.pendUonMiss += pt.st.ghostUonMiss.Swap(0)
-		c.pendConMiss += pt.st.ghostConMiss.Swap(0)
-		c.pendDemotions += pt.st.ctlDemotions.Swap(0)
-		c.pendHitsC += pt.st.ctlHitsC.Swap(0)
-		c.pendSkipped += pt.st.ctlSkipped.Swap(0)
+		s := &pt.st
+		ev.uOnC += s.ghostUonC.Swap(0)
+		ev.uOnMiss += s.ghostUonMiss.Swap(0)
+		ev.cOnMiss += s.ghostConMiss.Swap(0)
+		ev.cOnComp += s.ghostConComp.Swap(0)
+		ev.compressions += s.ctlDemotions.Swap(0)
+		ev.frameEvictions += s.ctlFrameEvictions.Swap(0)
+		ev.imageEvictions += s.ctlImageEvictions.Swap(0)
+		hitsOnCompressed += s.ctlHitsC.Swap(0)
+		skipped += s.ctlSkipped.Swap(0)
+		hitsU += s.hitsU.Load()
+		hitsC += s.hitsC.Load()
+		misses += s.misses.Load()
+		demotions += s.demotions.Load()
 	}
+	ev.hitsU, c.seenHitsU = hitsU-c.seenHitsU, hitsU
+	ev.hitsC, c.seenHitsC = hitsC-c.seenHitsC, hitsC
+	ev.misses, c.seenMisses = misses-c.seenMisses, misses
+	ev.demotions, c.seenDemotions = demotions-c.seenDemotions, demotions
 	c.tDisk.fold(p.timing.disk.take())
 	c.tDecom.fold(p.timing.decom.take())
 	c.tComp.fold(p.timing.comp.take())
 	for i := range c.tDecomBy {
 		c.tDecomBy[i].fold(p.timing.decomBy[i].take())
 	}
+	if n := ev.accesses(); n > 0 {
+		cost := float64(ev.hitsC)*c.tDecom.value() + float64(ev.compressions)*c.tComp.value() +
+			float64(ev.misses)*(c.tDisk.value()+c.tDecom.value())
+		c.timePerAccess.fold(n, int64(cost))
+	}
 	r := math.Float64frombits(p.target.Load())
 	auto := !p.fixed.Load()
-
-	// The on/off judgement of the compressed tier needs a whole turnover
-	// of the tier (as many demotions as it holds images) while full, so
-	// that its hit rate is the steady one, not the warm-up's.
-	fill, images := p.imageFill()
-	if p.demoting.Load() && fill < 0.9 {
-		c.gateDem, c.gateHits = 0, 0
-	} else {
-		c.gateDem += c.pendDemotions
-		c.gateHits += c.pendHitsC
-		c.gateSkipped += c.pendSkipped
-		c.gateConMiss += c.pendConMiss
+	mem, images := p.memory()
+	if auto {
+		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)
 	}
-	c.pendDemotions, c.pendHitsC, c.pendSkipped = 0, 0, 0
-	turnover := int64(max(4*minGhostEvents, images))
-	switch {
-	case auto && !p.demoting.Load():
-		// Compressed tier off: should it come back? The C-ghost holds
-		// the pages evicted since, as if demoted.
-		if c.gateSkipped < turnover {
-			break
-		}
-		if float64(c.gateConMiss)*c.tDisk.v > 1.25*float64(c.gateSkipped)*c.tComp.v {
-			p.demoting.Store(true)
-			r = c.minShare
-			p.opts.Logger.Info("bufferpool: compressed tier on", "misses_it_would_serve", c.gateConMiss, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
-		}
-		c.gateSkipped, c.gateConMiss = 0, 0
-	case auto && c.gateDem >= turnover && c.tDisk.valid && c.tComp.valid:
-		off := float64(c.gateHits)*c.tDisk.v < float64(c.gateDem)*c.tComp.v
-		c.gateDem, c.gateHits = 0, 0
-		if off {
-			p.demoting.Store(false)
-			c.gateSkipped, c.gateConMiss = 0, 0
-			r = 0
-			p.opts.Logger.Info("bufferpool: compressed tier off", "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
-			break
-		}
-		fallthrough
-	default:
-		if c.pendUonC+c.pendUonMiss+c.pendConMiss < minGhostEvents {
-			return // not enough evidence yet
-		}
-		if p.demoting.Load() || !auto {
-			r = c.decide(r, p.imageAlpha(), c.pendUonC, c.pendUonMiss, c.pendConMiss)
-		}
+	c.pend.add(ev)
+	if c.pend.ghostHits() < minGhostEvents && c.pend.accesses() < maxQuietAccesses {
+		return // not enough evidence yet
 	}
-	c.pendUonC, c.pendUonMiss, c.pendConMiss = 0, 0, 0
+	usage := 0.0
+	if mem.avail > 0 {
+		usage = mem.imageBytes / mem.avail
+	}
+	r = c.decide(r, usage, p.imageAlpha(), mem, c.pend)
+	c.pend = evidence{}
 	p.target.Store(math.Float64bits(r))
 	if auto && r != p.Share() {
 		p.setShare(r)
@@ -240,21 +330,61 @@ func (p *Pool) adjust() {
 	}
 }
 
-// imageFill is the compressed tier's use of its target (0..1) and the
-// number of images it holds.
-func (p *Pool) imageFill() (float64, int) {
-	var used, target, images int
+// gate switches compressing demotions off when they do not pay, and back
+// on when they would (see the top of this file).
+func (c *controller) gate(p *Pool, mem memState, images int, ev evidence, skipped, hitsOnCompressed int64) {
+	// The judgement needs the steady state: memory full and a whole
+	// turnover of the images (as many compressions as images).
+	full := mem.resident >= mem.avail-float64(2*len(p.parts)*p.pageSize)
+	turnover := int64(max(4*minGhostEvents, images))
+	if p.compressing.Load() {
+		if !full {
+			c.gateDem, c.gateHits = 0, 0
+			return
+		}
+		c.gateDem += ev.compressions
+		c.gateHits += hitsOnCompressed
+		if c.gateDem < turnover || !c.tDisk.valid || !c.tComp.valid {
+			return
+		}
+		off := float64(c.gateHits)*c.tDisk.v < float64(c.gateDem)*c.tComp.v
+		c.gateDem, c.gateHits = 0, 0
+		if off {
+			p.compressing.Store(false)
+			c.gateSkipped, c.gateConMiss = 0, 0
+			p.opts.Logger.Info("bufferpool: compressing demotions off", "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
+		}
+		return
+	}
+	// Off: should it come back? The compressed ghost holds the pages
+	// dropped since, as if demoted.
+	c.gateSkipped += skipped
+	c.gateConMiss += ev.cOnMiss
+	if c.gateSkipped < turnover {
+		return
+	}
+	if float64(c.gateConMiss)*c.tDisk.value() > 1.25*float64(c.gateSkipped)*c.tComp.value() {
+		p.compressing.Store(true)
+		p.opts.Logger.Info("bufferpool: compressing demotions on", "misses_it_would_serve", c.gateConMiss, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
+	}
+	c.gateSkipped, c.gateConMiss = 0, 0
+}
+
+// memory sums the partitions' memory and counts their images.
+func (p *Pool) memory() (memState, int) {
+	var m memState
+	var images int
 	for _, pt := range p.parts {
 		pt.mu.RLock()
-		used += pt.chunksUsed
-		target += pt.chunkTarget
-		images += pt.images
+		m.frameBytes += float64(pt.framesUsed * pt.ps)
+		m.imageBytes += float64(pt.imageBytes())
+		m.resident += float64(pt.resident())
+		m.avail += float64(pt.avail)
+		m.budget += float64(pt.budget)
+		images += pt.images + pt.redundant
 		pt.mu.RUnlock()
 	}
-	if target == 0 {
-		return 0, images
-	}
-	return float64(used) / float64(target), images
+	return m, images
 }
 
 // imageAlpha is α, the mean compressed image size over the page size, of
@@ -264,7 +394,7 @@ func (p *Pool) imageAlpha() float64 {
 	for _, pt := range p.parts {
 		pt.mu.RLock()
 		bytes += int64(pt.chunksUsed * chunkSize)
-		n += int64(pt.images)
+		n += int64(pt.images + pt.redundant)
 		pt.mu.RUnlock()
 	}
 	if n == 0 {
@@ -278,8 +408,8 @@ func (p *Pool) setShare(r float64) { p.share.Store(math.Float64bits(r)) }
 // Share is R, the compressed tier's current share of the budget.
 func (p *Pool) Share() float64 { return math.Float64frombits(p.share.Load()) }
 
-// SetShare fixes R (and switches automatic tuning off, and the compressed
-// tier on if the controller had switched it off). NaN is ignored.
+// SetShare fixes R (and switches automatic tuning off, and compressing
+// demotions on if the controller had switched them off). NaN is ignored.
 func (p *Pool) SetShare(r float64) {
 	if math.IsNaN(r) {
 		return
@@ -288,7 +418,7 @@ func (p *Pool) SetShare(r float64) {
 	c.mu.Lock() // not in the middle of a controller step
 	defer c.mu.Unlock()
 	p.fixed.Store(true)
-	p.demoting.Store(true)
+	p.compressing.Store(true)
 	r = math.Min(1, math.Max(0, r))
 	p.setShare(r)
 	p.target.Store(math.Float64bits(r))

@@ -12,7 +12,18 @@ func testController() *controller {
 	c.init(Options{MinShare: 0.05})
 	c.tDisk = ewma{v: float64(100 * time.Microsecond), valid: true}
 	c.tDecom = ewma{v: float64(20 * time.Microsecond), valid: true}
+	c.tComp = ewma{v: float64(40 * time.Microsecond), valid: true}
 	return c
+}
+
+// A 64 MiB pool, both tiers full and evicting.
+var fullMem = memState{frameBytes: 32 << 20, imageBytes: 32 << 20, resident: 64 << 20, avail: 64 << 20, budget: 64 << 20}
+
+// ghosts is evidence with both tiers evicting: uOnC image hits on the
+// uncompressed ghost, cOnMiss misses on the compressed one.
+func ghosts(uOnC, cOnMiss int64) evidence {
+	return evidence{uOnC: uOnC, cOnMiss: cOnMiss, frameEvictions: 100, imageEvictions: 100, demotions: 100, compressions: 100,
+		hitsU: 1000, hitsC: 1000, misses: 1000}
 }
 
 // TestControllerConverges feeds the controller synthetic ghost hits: first
@@ -24,7 +35,7 @@ func TestControllerConverges(t *testing.T) {
 	prev := r
 	for i := 0; i < 60; i++ {
 		// Many misses on compressed-ghost pages: a slow device.
-		r = c.decide(r, 0.5, 10, 0, 100)
+		r = c.decide(r, r, 0.5, fullMem, ghosts(10, 100))
 		if r < prev {
 			t.Fatalf("step %d: R fell from %.3f to %.3f while the compressed tier wins", i, prev, r)
 		}
@@ -38,7 +49,7 @@ func TestControllerConverges(t *testing.T) {
 	c.tDecom.v = float64(80 * time.Microsecond)
 	steps := 0
 	for ; r > 0.05 && steps < 100; steps++ {
-		next := c.decide(r, 0.5, 100, 0, 10)
+		next := c.decide(r, r, 0.5, fullMem, ghosts(100, 10))
 		if next > r {
 			t.Fatalf("R rose from %.3f to %.3f while the uncompressed tier wins", r, next)
 		}
@@ -63,7 +74,7 @@ func TestControllerDoesNotOscillate(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		u := 100 + rng.IntN(11) - 5
 		cm := 40 + rng.IntN(5) - 2
-		r = c.decide(r, 0.5, int64(u), 0, int64(cm))
+		r = c.decide(r, r, 0.5, fullMem, ghosts(int64(u), int64(cm)))
 		lo, hi = math.Min(lo, r), math.Max(hi, r)
 	}
 	if hi-lo > 0.1 {
@@ -77,11 +88,68 @@ func TestControllerDoesNotOscillate(t *testing.T) {
 		if i%2 == 1 {
 			cm = 30
 		}
-		next := c.decide(r, 0.5, 100, 0, cm)
+		next := c.decide(r, r, 0.5, fullMem, ghosts(100, cm))
 		swings = append(swings, math.Abs(next-r))
 		r = next
 	}
 	if last := swings[len(swings)-1]; last > 0.01 {
 		t.Fatalf("alternating inputs: last swing %.4f, want ≤ 0.01 (swings %v)", last, swings)
+	}
+}
+
+// TestControllerWithoutMisses: the data fits in memory compressed, so
+// there is no miss at all and T_disk_read was measured only while the
+// pool warmed up. The frames evict (each image hit promotes a page), the
+// images do not. The controller must keep the images holding everything
+// when losing some of them costs more (disk reads) than more frames would
+// save (decompressions), and give the frames memory when disk reads are
+// cheap — it used to return at once while T_disk_read was unknown, and
+// never compared the two sides without image evictions.
+func TestControllerWithoutMisses(t *testing.T) {
+	mem := memState{frameBytes: 24 << 20, imageBytes: 40 << 20, resident: 64 << 20, avail: 64 << 20, budget: 64 << 20}
+	// 10,000 image hits per decision; 5% of them on pages just evicted
+	// from frames (the uncompressed ghost, a tenth of the budget).
+	ev := evidence{uOnC: 500, hitsU: 5000, hitsC: 10000, frameEvictions: 10000, demotions: 10000}
+	c := testController()
+	r := 0.9
+	for i := 0; i < 50; i++ {
+		r = c.decide(r, 40.0/64, 0.5, mem, ev)
+	}
+	// Losing a tenth of the budget of images (6.4 of 40 MiB: 16% of their
+	// 10,000 hits, at 100 µs more each) costs more than 500 × 20 µs.
+	if r < 40.0/64 {
+		t.Fatalf("slow disk, no misses: R = %.3f, below the %.3f the images need (gain U %.0f, loss C %.0f)", r, 40.0/64, c.lastGainU, c.lastLossC)
+	}
+	// A disk read cheaper than a decompression: frames should win.
+	c = testController()
+	c.tDisk.v = float64(2 * time.Microsecond)
+	c.tDecom.v = float64(60 * time.Microsecond)
+	r = 0.9
+	for i := 0; i < 50; i++ {
+		r = c.decide(r, math.Min(r, 40.0/64), 0.5, mem, ev)
+	}
+	if r >= 40.0/64-0.05 {
+		t.Fatalf("fast disk, no misses: R = %.3f, want the frames to take memory from the images (gain U %.0f, loss C %.0f)", r, c.lastGainU, c.lastLossC)
+	}
+	// T_disk_read never measured (the pool made its pages itself): the
+	// images, which hold every page, are not given up on a guess.
+	c = testController()
+	c.tDisk = ewma{}
+	if got := c.decide(0.9, 40.0/64, 0.5, mem, ev); got < 40.0/64 {
+		t.Fatalf("T_disk_read unknown, no miss: R = %.3f, below the images' %.3f", got, 40.0/64)
+	}
+}
+
+// TestControllerStartsFromUse: when the images use less than R, the first
+// step down starts from their use, and when they use more, the first step
+// up starts from there: R never drifts where it changes nothing.
+func TestControllerStartsFromUse(t *testing.T) {
+	c := testController()
+	if r := c.decide(0.9, 0.3, 0.5, fullMem, ghosts(100, 0)); r > 0.3 {
+		t.Errorf("frames win, images use 0.3 of memory, R was 0.9: R = %.3f, want ≤ 0.3", r)
+	}
+	c = testController()
+	if r := c.decide(0.1, 0.6, 0.5, fullMem, ghosts(0, 100)); r < 0.6 {
+		t.Errorf("images win, images use 0.6 of memory, R was 0.1: R = %.3f, want ≥ 0.6", r)
 	}
 }

@@ -6,26 +6,33 @@
 // Release unlatches and unpins.
 //
 // Two tiers share one memory budget (Options.CacheSize), which also pays for
-// the pool's metadata:
+// the pool's metadata and counts resident memory, not only bytes in use:
 //
 //   - uncompressed frames, one page each, in an anonymous memory arena
 //     outside the Go heap, addressed by frame index;
-//   - compressed images — the same bytes the page store keeps on disk, or a
-//     demoted page compressed with the store's codec — stored as chains of
-//     512-byte chunks in a second arena.
+//   - compressed images — the bytes the page store keeps on disk, or a
+//     demoted page compressed with the pool's codec — stored as chains of
+//     512-byte chunks in a second arena, compacted when it shrinks.
 //
-// A clean page lives in one tier at a time. A miss reads the image from the
-// store (timed: T_disk_read) and decompresses it into a frame (timed:
-// T_decom). Evicting a clean frame (CLOCK) demotes it: it is compressed into
-// the compressed tier. A compressed hit promotes the page back into a frame
-// and frees the image. Evicting an image (CLOCK) drops it. Both tiers keep
-// ghosts of the ids they recently evicted.
+// R, the images' share, is how the budget splits under pressure, not a cap:
+// a tier uses the memory the other leaves unused and gives it back when the
+// other needs it.
 //
-// R, the compressed tier's share of the budget, is fixed or (by default)
-// tuned online: every interval the controller compares what a tenth of the
-// budget more would have saved in each tier (ghost hits times the measured
-// T_decom and T_disk_read) and moves R toward the better one in bounded,
-// damped steps. Model implements the paper's analytical model for
+// A miss reads the image from the store (timed: T_disk_read) and
+// decompresses it into a frame (timed: T_decom). A page in a frame keeps
+// the image it was read from, promoted from or written back as while it is
+// unmodified (a redundant image), so that evicting the frame (CLOCK) turns
+// the page into that image without compressing anything; only a frame with
+// no image is compressed (T_comp) when evicted, or dropped when such
+// compressions do not pay. An image hit promotes the page back into a
+// frame. Evicting an image (CLOCK, redundant images first) drops it. Both
+// tiers keep ghosts of the ids they recently evicted.
+//
+// R is fixed or (by default) tuned online: every interval the controller
+// estimates, from the ghosts and the measured T_decom, T_disk_read and
+// T_comp, what a tenth of the budget more or less in each tier would
+// change in the time per access, and moves R the way that lowers it in
+// bounded, damped steps. Model implements the paper's analytical model for
 // comparison.
 //
 // Dirty frames are written back by a background page cleaner ahead of need.
@@ -35,5 +42,6 @@
 // Pages are spread over partitions (a power of two, by default ≥
 // GOMAXPROCS) by a hash of their id; each partition has its own table,
 // frames, images, CLOCK hands, ghosts and mutex, and the mutex is held shared
-// on the hit path, exclusively only to change what is cached.
+// on the hit path, exclusively only to change what is cached. The lock
+// rules are at the top of partition.go and of each file.
 package bufferpool

@@ -2,6 +2,8 @@ package bufferpool
 
 import (
 	"fmt"
+
+	"github.com/stratadb/strata/internal/codec"
 	"log/slog"
 	"math"
 	"math/bits"
@@ -54,6 +56,12 @@ type Options struct {
 	// validates its page format once per load instead of on every access.
 	// An error fails the load.
 	Verify func(id PageID, page []byte) error
+	// Codec compresses the pages the pool compresses itself: frames
+	// demoted to the compressed tier that have no image, and pages written
+	// back (when the store can write a given codec, as the page store
+	// can). Any codec reads back alike. Default: the store's codec, or
+	// zstd-1 for zstd at levels 1-3 (see defaultCodec).
+	Codec codec.Codec
 	// Logger receives rare events. Default: discard.
 	Logger *slog.Logger
 }

@@ -19,8 +19,9 @@ type PageID = pagestore.PageID
 // is where the pool's miss path will consult one.
 type Store interface {
 	PageSize() int
-	// Codec compresses demoted pages, so compressed images in memory have
-	// the same format as on disk.
+	// Codec is the store's codec; the pool's own compressions (demotions
+	// and write-back) use Options.Codec, by default derived from it
+	// (defaultCodec).
 	Codec() codec.Codec
 	// ReadImage returns a page's stored image without decompressing it.
 	ReadImage(id PageID, dst []byte) (pagestore.Image, error)
@@ -61,12 +62,16 @@ type Pool struct {
 	parts    []*partition
 	shift    uint // partition = hash(id) >> shift
 
-	fixed    atomic.Bool   // R is fixed, not tuned
-	demoting atomic.Bool   // evicted frames are compressed into the compressed tier
-	share    atomic.Uint64 // R applied now, as math.Float64bits
-	target   atomic.Uint64 // R the controller wants
-	ctl      controller
-	timing   timing
+	fixed atomic.Bool // R is fixed, not tuned
+	// compressing: evicted frames without an image are compressed into
+	// the compressed tier (the controller's gate; demotions of frames with
+	// an image compress nothing and do not depend on it).
+	compressing atomic.Bool
+	share       atomic.Uint64 // R applied now, as math.Float64bits
+	target      atomic.Uint64 // R the controller wants
+	ctl         controller
+	timing      timing
+	codec       codec.Codec // compresses demotions and write-backs
 
 	closed    atomic.Bool
 	stop      chan struct{}
@@ -91,7 +96,11 @@ func New(store Store, opts Options) (*Pool, error) {
 	}
 	p.shift = uint(64 - bitsLen(opts.Partitions-1))
 	p.fixed.Store(opts.FixedShare)
-	p.demoting.Store(true)
+	p.compressing.Store(true)
+	p.codec = opts.Codec
+	if p.codec == nil {
+		p.codec = defaultCodec(store.Codec())
+	}
 	p.setShare(opts.CompressedShare)
 	p.target.Store(p.share.Load())
 	p.ctl.init(opts)
@@ -107,7 +116,7 @@ func New(store Store, opts Options) (*Pool, error) {
 		// The budget must hold the fixed metadata, a first chunk of
 		// descriptors and a handful of frames, or no page could load.
 		part.growDescs()
-		if part.avail < 8*ps {
+		if part.avail-part.resident() < 8*ps {
 			p.unmap()
 			return nil, fmt.Errorf("bufferpool: cache size %d too small: each of %d partitions keeps %d bytes of metadata and needs room for 8 pages of %d bytes",
 				opts.CacheSize, opts.Partitions, part.metaBytes(), ps)
@@ -163,10 +172,7 @@ func (pg Page) MarkDirty() {
 	if pg.mode != Exclusive {
 		panic("bufferpool: MarkDirty on a page pinned Shared")
 	}
-	d := pg.part.desc(pg.d)
-	if !d.dirty.Swap(true) {
-		pg.part.dirty.Add(1)
-	}
+	pg.part.markDirty(pg.d)
 }
 
 // Release unlatches and unpins the page.
@@ -305,4 +311,18 @@ func (p *Pool) cleaner() {
 			}
 		}
 	}
+}
+
+// defaultCodec is the codec the pool compresses with when Options.Codec is
+// nil: the store's, except that zstd at its default level or below is
+// used at level 1, which on the pages of real trees compresses as well
+// (2.13× against 2.07× on sysbench leaves, 4.45× against 4.50× on JSON
+// events) at 1.2-2.3× the speed (docs/BUFFERPOOL.md, "Codec").
+func defaultCodec(store codec.Codec) codec.Codec {
+	if store.ID() == codec.Zstd && store.Level() <= 3 {
+		if c, err := codec.New(codec.Zstd, 1); err == nil {
+			return c
+		}
+	}
+	return store
 }

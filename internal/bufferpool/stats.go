@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/codec"
+	"github.com/stratadb/strata/internal/pagestore"
 )
 
 // Stats describe the pool. Counts are since New.
@@ -25,33 +26,73 @@ type Stats struct {
 	// TDecomByCodec is T_decom per codec of the pages decompressed (a
 	// store may hold pages of several codecs); TDecom is their mix.
 	TDecomByCodec map[codec.ID]time.Duration
+	// TimePerAccess is the controller's objective, measured: (image hits
+	// × T_decom + compressing demotions × T_comp + misses × (T_disk_read
+	// + T_decom)) per access, a moving average over its intervals.
+	TimePerAccess time.Duration
 
 	// R: the applied compressed share, and the share the controller wants
 	// (equal in auto mode; in fixed mode, what auto would choose).
 	Share, TargetShare float64
 	Auto               bool
-	// The controller's last inputs: gains per equal memory, and ghost hits.
-	GainUncompressed, GainCompressed float64 // nanoseconds saved per interval
-	GhostHitsU, GhostHitsC           int64   // since New
+	// Compressing: frames without an image are compressed when evicted
+	// (the controller's gate; off when those compressions do not pay).
+	Compressing bool
+	// The controller's last inputs, in nanoseconds per decision: what a
+	// tenth of the budget more would save in each tier, and what a tenth
+	// less would cost (equal to the gain when the tier evicts; estimated
+	// from its hits when it does not). Ghost hits are since New.
+	GainUncompressed, GainCompressed float64
+	LossUncompressed, LossCompressed float64
+	GhostHitsU, GhostHitsC           int64
 	ControllerSteps                  int64
+
+	// Document 000's model (equation 9, exclusive tiers) with the measured
+	// T_decom and T_disk_read, α and β from the store's sizes and the
+	// budget (zero when the store does not report its sizes): its optimum
+	// R and its T_read at the current R, to compare with the controller's
+	// R and TimePerAccess.
+	ModelShare float64
+	ModelTRead time.Duration
 
 	// Memory.
 	FrameBytes, ImageBytes, MetaBytes int64 // in use
-	ResidentBytes                     int64 // frames and image pages backed by memory
-	Frames, Images                    int64
-	FrameTarget                       int64 // frames the uncompressed tier may hold
-	ImageTargetBytes                  int64
+	// ResidentBytes: frames and image pages backed by memory (free frames
+	// kept for reuse and partly used image pages included). ResidentBytes
+	// + MetaBytes never exceeds CacheSize.
+	ResidentBytes int64
+	Frames        int64 // pages in frames
+	Images        int64 // pages held only as an image
+	// RedundantImages are images of pages that are also in a frame
+	// (unmodified since read or written back): their demotion is free.
+	RedundantImages  int64
+	FrameTarget      int64 // frames the uncompressed tier keeps under pressure: (1 − R) of the memory
+	ImageTargetBytes int64 // what the images keep under pressure: R of the memory
 
-	Evictions        int64 // frames evicted (demoted or dropped)
-	Demotions        int64 // frames compressed into the compressed tier
-	Promotions       int64 // images decompressed into frames (= compressed hits)
-	ImageEvictions   int64
-	DirtyPages       int64
-	Flushes          int64 // pages written back by the page cleaners (in the background)
-	FlushAllWrites   int64 // pages written back by FlushAll (checkpoints, Close)
-	FreeBufferWaits  int64 // accesses that found no clean frame and waited
-	FreeBufferWaited time.Duration
-	LoadErrors       int64
+	Evictions int64 // frames evicted (demoted or dropped)
+	Demotions int64 // frames moved to the compressed tier
+	// FreeDemotions are the demotions that compressed nothing: the page
+	// kept the image it was read from, written as, or promoted from.
+	FreeDemotions int64
+	Promotions    int64 // images decompressed into frames (= compressed hits)
+	// KeptImages counts images kept by pages read from the store or
+	// written back (redundant copies made by a memcpy).
+	KeptImages         int64
+	ImageEvictions     int64 // images of pages not in a frame dropped
+	RedundantEvictions int64 // redundant images dropped
+	MovedChunks        int64 // chunks moved to give OS pages of images back
+	DirtyPages         int64
+	Flushes            int64 // pages written back by the page cleaners (in the background)
+	FlushAllWrites     int64 // pages written back by FlushAll (checkpoints, Close)
+	FreeBufferWaits    int64 // accesses that found no clean frame and waited
+	FreeBufferWaited   time.Duration
+	LoadErrors         int64
+}
+
+// storeStats is a store that reports its sizes (pagestore.Store), for the
+// model's α and β.
+type storeStats interface {
+	Stats() pagestore.Stats
 }
 
 // Stats returns a snapshot of the pool's statistics.
@@ -63,7 +104,9 @@ func (p *Pool) Stats() Stats {
 		Share:       p.Share(),
 		TargetShare: math.Float64frombits(p.target.Load()),
 		Auto:        !p.fixed.Load(),
+		Compressing: p.compressing.Load(),
 	}
+	var avail int64
 	for _, pt := range p.parts {
 		s := &pt.st
 		st.HitsUncompressed += s.hitsU.Load()
@@ -71,8 +114,12 @@ func (p *Pool) Stats() Stats {
 		st.Misses += s.misses.Load()
 		st.Evictions += s.evictFrames.Load()
 		st.Demotions += s.demotions.Load()
+		st.FreeDemotions += s.freeDemotions.Load()
 		st.Promotions += s.promotions.Load()
+		st.KeptImages += s.keptImages.Load()
 		st.ImageEvictions += s.evictImages.Load()
+		st.RedundantEvictions += s.evictRedundant.Load()
+		st.MovedChunks += s.movedChunks.Load()
 		st.Flushes += s.flushes.Load()
 		st.FlushAllWrites += s.checkpointWrites.Load()
 		st.FreeBufferWaits += s.fbWaits.Load()
@@ -85,11 +132,13 @@ func (p *Pool) Stats() Stats {
 		st.FrameBytes += int64(pt.framesUsed * pt.ps)
 		st.ImageBytes += int64(pt.chunksUsed * chunkSize)
 		st.MetaBytes += int64(pt.metaBytes())
-		st.ResidentBytes += int64(pt.residentFrames*pt.ps + pt.residentPages*osPageSize)
+		st.ResidentBytes += int64(pt.resident())
 		st.Frames += int64(pt.framesUsed)
 		st.Images += int64(pt.images)
-		st.FrameTarget += int64(pt.frameTarget)
-		st.ImageTargetBytes += int64(pt.chunkTarget * chunkSize)
+		st.RedundantImages += int64(pt.redundant)
+		st.FrameTarget += int64((pt.avail - pt.imageShare) / pt.ps)
+		st.ImageTargetBytes += int64(pt.imageShare)
+		avail += int64(pt.avail)
 		pt.mu.RUnlock()
 	}
 	if total := st.HitsUncompressed + st.HitsCompressed + st.Misses; total > 0 {
@@ -102,6 +151,7 @@ func (p *Pool) Stats() Stats {
 	st.TDiskRead = time.Duration(c.tDisk.v)
 	st.TDecom = time.Duration(c.tDecom.v)
 	st.TComp = time.Duration(c.tComp.v)
+	st.TimePerAccess = time.Duration(c.timePerAccess.v)
 	for i, e := range c.tDecomBy {
 		if e.valid {
 			if st.TDecomByCodec == nil {
@@ -111,7 +161,32 @@ func (p *Pool) Stats() Stats {
 		}
 	}
 	st.GainUncompressed, st.GainCompressed = c.lastGainU, c.lastGainC
+	st.LossUncompressed, st.LossCompressed = c.lastLossU, c.lastLossC
 	st.ControllerSteps = c.adjustments
 	c.mu.Unlock()
+	if m, ok := p.model(st, avail); ok {
+		st.ModelShare = m.OptimalShare()
+		st.ModelTRead = time.Duration(m.TRead(st.Share))
+	}
 	return st
+}
+
+// model is document 000's model for this pool: α and β from the store's
+// sizes, the measured T_decom and T_disk_read, exclusive tiers.
+func (p *Pool) model(st Stats, avail int64) (Model, bool) {
+	ss, ok := p.store.(storeStats)
+	if !ok || st.TDecom == 0 || st.TDiskRead == 0 {
+		return Model{}, false
+	}
+	s := ss.Stats()
+	if s.LogicalBytes <= 0 || s.StoredBytes <= 0 {
+		return Model{}, false
+	}
+	return Model{
+		Alpha:     math.Min(1, float64(s.StoredBytes)/float64(s.LogicalBytes)),
+		Beta:      float64(avail) / float64(s.LogicalBytes),
+		TDecom:    float64(st.TDecom),
+		TDiskRead: float64(st.TDiskRead),
+		Exclusive: true,
+	}, true
 }

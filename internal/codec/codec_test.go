@@ -700,3 +700,25 @@ func BenchmarkDecompress(b *testing.B) {
 		})
 	}
 }
+
+// TestZstdFastLevelsEntropyCodeLiterals: a page of random decimal digits
+// (a sysbench leaf filled to the end: no repeated substring, 3.3 bits of
+// entropy per byte) has no match for zstd to find, only literals to
+// Huffman-code. Every zstd level must do so and compress it about 2×;
+// klauspost's fastest levels left such literals raw by default (1.02×).
+func TestZstdFastLevelsEntropyCodeLiterals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	page := make([]byte, 16<<10)
+	for i := range page {
+		page[i] = '0' + byte(rng.IntN(10))
+	}
+	for _, name := range []string{"zstd-1", "zstd-2", "zstd", "zstd-9"} {
+		out, err := mustParse(t, name).Compress(nil, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := float64(len(page)) / float64(len(out)); r < 1.9 {
+			t.Errorf("%s: %d bytes of random digits compressed to %d (%.2f×), want about 2×", name, len(page), len(out), r)
+		}
+	}
+}

@@ -211,29 +211,48 @@ func (s *Store) Allocate() (PageID, error) {
 // Sync. It returns the codec the page was stored with (codec.None when
 // compression did not save at least 1/8) and the stored length.
 func (s *Store) WritePage(id PageID, page []byte) (codec.ID, int, error) {
-	if len(page) != s.pageSize {
-		return 0, 0, fmt.Errorf("pagestore: write page %d: %w: got %d bytes, page size is %d", id, ErrPageSize, len(page), s.pageSize)
-	}
-	if id > MaxPageID {
-		return 0, 0, fmt.Errorf("pagestore: write page %d: id out of range", id)
-	}
 	bp := s.compBufs.Get().(*[]byte)
 	defer s.compBufs.Put(bp)
-	start := time.Now()
-	img, used, err := codec.EncodePage(s.codec, (*bp)[:0], page)
+	img, err := s.WritePageImage(id, page, nil, (*bp)[:0])
+	if cap(img.Data) > cap(*bp) {
+		*bp = img.Data[:0]
+	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("pagestore: compress page %d with %s: %w", id, s.codec, err)
+		return 0, 0, err
 	}
-	if s.codec.ID() != codec.None {
-		s.stats.codec[s.codec.ID()].compress(time.Since(start), len(page), len(img), used != codec.None)
+	return img.Codec, len(img.Data), nil
+}
+
+// WritePageImage is WritePage with the codec chosen by the caller (nil: the
+// store's) and the stored image returned: page is compressed into dst's
+// storage, appended, and the image (Codec and Data, aliasing dst; Seq is not
+// set) is what a later ReadImage of this version returns. The buffer pool keeps it
+// as the page's compressed image, so demoting the page later compresses
+// nothing. Pages of any codec are read back alike (the codec is per record).
+func (s *Store) WritePageImage(id PageID, page []byte, c codec.Codec, dst []byte) (Image, error) {
+	if len(page) != s.pageSize {
+		return Image{}, fmt.Errorf("pagestore: write page %d: %w: got %d bytes, page size is %d", id, ErrPageSize, len(page), s.pageSize)
 	}
-	*bp = img[:0]
+	if id > MaxPageID {
+		return Image{}, fmt.Errorf("pagestore: write page %d: id out of range", id)
+	}
+	if c == nil {
+		c = s.codec
+	}
+	start := time.Now()
+	img, used, err := codec.EncodePage(c, dst[:0], page)
+	if err != nil {
+		return Image{}, fmt.Errorf("pagestore: compress page %d with %s: %w", id, c, err)
+	}
+	if int(c.ID()) < len(s.stats.codec) && c.ID() != codec.None {
+		s.stats.codec[c.ID()].compress(time.Since(start), len(page), len(img), used != codec.None)
+	}
 	if err := s.append(kindPage, id, used, img, uint32(len(page)), nil); err != nil {
-		return 0, 0, fmt.Errorf("pagestore: write page %d: %w", id, err)
+		return Image{Data: img[:0]}, fmt.Errorf("pagestore: write page %d: %w", id, err)
 	}
 	s.stats.callerBytes.Add(int64(len(page)))
 	s.stats.pagesWritten.Add(1)
-	return used, len(img), nil
+	return Image{Codec: used, Data: img}, nil
 }
 
 // Release returns id, obtained from Allocate but never written, for reuse.

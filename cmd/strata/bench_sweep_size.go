@@ -1,0 +1,465 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/stratadb/strata/internal/bench"
+)
+
+// The data-size sweep (strata bench sweep --param table-size): every engine
+// under the same memory limit, the data from a fraction to a multiple of
+// that limit, Strata at automatic R and at fixed R values side by side at
+// every point. Its plot is throughput per engine against data/memory, and
+// Strata's hit ratios (at automatic R) under it.
+
+// sizeRun is one engine (Strata at one R) at one data size.
+type sizeRun struct {
+	Value  string        `json:"value"`  // as given: rows, or "2x" (a multiple of the memory limit)
+	X      float64       `json:"x"`      // logical data / memory limit
+	Label  string        `json:"label"`  // "bbolt", "strata R=auto", "strata R=0.25"
+	Engine string        `json:"engine"` // the engine
+	Share  float64       `json:"share"`  // Strata's R (-1 auto); 0 for peers
+	Rows   int64         `json:"rows"`
+	Result *bench.Result `json:"result,omitempty"`
+	Error  string        `json:"error,omitempty"`
+}
+
+type sizeSweepReport struct {
+	Host     hostInfo  `json:"host"`
+	Param    string    `json:"param"`
+	MemLimit int64     `json:"mem_limit_bytes"`
+	Runs     []sizeRun `json:"runs"`
+}
+
+// sizeVariant is an engine and, for Strata, an R.
+type sizeVariant struct {
+	engine, label string
+	share         float64
+}
+
+// parseTableSizes reads --values of a table-size sweep: row counts, or
+// multiples of the memory limit ("0.25x", "8x"), turned into rows with
+// the data set's mean row size.
+func parseTableSizes(values []string, memLimit int64, rowBytes float64) ([]int64, []float64, error) {
+	var rows []int64
+	var xs []float64
+	for _, v := range values {
+		if m, ok := strings.CutSuffix(strings.ToLower(v), "x"); ok {
+			f, err := strconv.ParseFloat(m, 64)
+			if err != nil || f <= 0 || math.IsInf(f, 0) {
+				return nil, nil, fmt.Errorf("table size %q: want rows or a positive multiple of the memory limit such as 0.5x", v)
+			}
+			if memLimit <= 0 {
+				return nil, nil, fmt.Errorf("table size %q is a multiple of the memory limit: give --mem-limit", v)
+			}
+			n := int64(math.Round(f * float64(memLimit) / rowBytes))
+			rows, xs = append(rows, max(n, 1)), append(xs, f)
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, nil, fmt.Errorf("table size %q: want rows or a multiple of the memory limit such as 0.5x", v)
+		}
+		x := 0.0
+		if memLimit > 0 {
+			x = float64(n) * rowBytes / float64(memLimit)
+		}
+		rows, xs = append(rows, n), append(xs, x)
+	}
+	return rows, xs, nil
+}
+
+func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags) error {
+	tmpl, err := f.specTemplate()
+	if err != nil {
+		return err
+	}
+	engines, err := parseEngines(f.engines)
+	if err != nil {
+		return fmt.Errorf("--engine: %w", err)
+	}
+	workloads, err := parseWorkloads(f.workloads)
+	if err != nil || len(workloads) != 1 {
+		return fmt.Errorf("--workload %q: want exactly one of %s", f.workloads, workloadList())
+	}
+	tmpl.Workload = workloads[0]
+	memLimit, err := f.memLimitBytes()
+	if err != nil {
+		return err
+	}
+	var shares []float64
+	for _, s := range splitList(f.strataR) {
+		r, err := parseShare(s)
+		if err != nil {
+			return fmt.Errorf("--strata-r: %w", err)
+		}
+		shares = append(shares, r)
+	}
+	if len(shares) == 0 {
+		shares = []float64{tmpl.Config.CompressedShare}
+	}
+	strataCache := tmpl.Config.CacheBytes
+	switch c := strings.TrimSpace(strings.ToLower(f.strataCache)); c {
+	case "":
+	case "fill":
+		overhead, err := parseSize(f.strataOverhead)
+		if err != nil {
+			return fmt.Errorf("--strata-overhead: %w", err)
+		}
+		if memLimit <= 0 || memLimit-overhead < 8<<20 {
+			return fmt.Errorf("--strata-cache fill needs a --mem-limit above --strata-overhead (%s) + 8 MiB", f.strataOverhead)
+		}
+		strataCache = memLimit - overhead
+	default:
+		if strataCache, err = parseSize(c); err != nil {
+			return fmt.Errorf("--strata-cache: %w", err)
+		}
+	}
+	rowBytes, err := bench.MeanRowBytes(tmpl.Dataset, tmpl.Seed, 2000)
+	if err != nil {
+		return err
+	}
+	values := splitList(f.values)
+	if len(values) == 0 {
+		values = splitList(sweepParams["table-size"].defaults)
+	}
+	rows, xs, err := parseTableSizes(values, memLimit, rowBytes)
+	if err != nil {
+		return fmt.Errorf("--values: %w", err)
+	}
+	var variants []sizeVariant
+	for _, e := range engines {
+		if e != "strata" {
+			variants = append(variants, sizeVariant{engine: e, label: e})
+			continue
+		}
+		for _, r := range shares {
+			variants = append(variants, sizeVariant{engine: e, label: "strata R=" + formatShare(r), share: r})
+		}
+	}
+	plotPath, jsonPath := f.plotPath, f.jsonPath
+	if plotPath == "" {
+		plotPath = "bench-sweep-table-size.png"
+	}
+	if jsonPath == "" {
+		jsonPath = "bench-sweep-table-size.json"
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := newBenchRunner(stderr, f.benchFlags)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	fmt.Fprintf(stderr, "strata bench sweep: %s on %s (%s, %s keys), data %s × the %s memory limit; Strata's cache %s; work directory %s\n",
+		strings.Join(engines, ", "), tmpl.Workload, tmpl.Dataset, tmpl.Distribution, strings.Join(values, ", "),
+		formatSize(memLimit), formatSize(strataCache), r.workDir)
+	var runs []sizeRun
+	failed := 0
+	for i, n := range rows {
+		if slices.Contains(engines, "strata") {
+			// Load Strata's data with --cache rather than the cache of the
+			// measured runs: the load's own memory (batches, WAL) comes on
+			// top of the cache, and the runs at every R reuse it.
+			spec := tmpl
+			spec.Engine, spec.TableSize = "strata", n
+			spec.Warmup, spec.Duration = 0, 100*time.Millisecond
+			if _, err := r.runIn(ctx, spec, fmt.Sprintf("strata-%d", n)); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				fmt.Fprintf(stderr, "strata: load %d rows: %v\n", n, err)
+			}
+		}
+		for _, v := range variants {
+			spec := tmpl
+			spec.Engine, spec.TableSize = v.engine, n
+			if v.engine == "strata" {
+				spec.Config.CacheBytes, spec.Config.CompressedShare = strataCache, v.share
+			}
+			run := sizeRun{Value: values[i], X: xs[i], Label: v.label, Engine: v.engine, Share: v.share, Rows: n}
+			// One directory per engine and size, so that the Strata runs at
+			// each R share a load, and a later sweep of another workload or
+			// distribution with --keep reuses them all.
+			res, err := r.runIn(ctx, spec, fmt.Sprintf("%s-%d", v.engine, n))
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				failed++
+				run.Error = err.Error()
+				fmt.Fprintf(stderr, "%s at %s: %v\n", v.label, values[i], err)
+			} else {
+				run.Result = res
+				if memLimit > 0 && res.LogicalBytes > 0 {
+					run.X = float64(res.LogicalBytes) / float64(memLimit)
+				}
+			}
+			runs = append(runs, run)
+		}
+	}
+	if err := writeSizeSweepTable(stdout, runs, values); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(sizeSweepReport{Host: currentHost(), Param: "table-size", MemLimit: memLimit, Runs: runs}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	dist := tmpl.Distribution
+	for _, run := range runs {
+		if run.Result != nil {
+			dist = run.Result.Spec.Distribution // the workload's default filled in
+			break
+		}
+	}
+	title := fmt.Sprintf("%s, %s keys, %s, %d threads, memory limit %s", tmpl.Workload, dist, tmpl.Dataset, tmpl.Threads, formatSize(memLimit))
+	if err := plotSizeSweep(plotPath, title, runs); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	fmt.Fprintf(stderr, "results written to %s, plot to %s\n", jsonPath, plotPath)
+	if failed > 0 {
+		return fmt.Errorf("%d of %d runs failed (see above)", failed, len(runs))
+	}
+	return nil
+}
+
+// runIn runs spec in the subdirectory sub of the work directory (created,
+// reused when it holds the same data, removed by close unless --keep).
+func (r *benchRunner) runIn(ctx context.Context, spec bench.RunSpec, sub string) (*bench.Result, error) {
+	dir := filepath.Join(r.workDir, sub)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	if !r.keep && !slices.Contains(r.engineDirs, dir) {
+		r.engineDirs = append(r.engineDirs, dir)
+	}
+	spec.Config.Dir, spec.Reuse = dir, true
+	return r.run(ctx, spec)
+}
+
+// sizeSummary is one data size of a sweep: the best peer, Strata at
+// automatic R, and the best of Strata's fixed R values.
+type sizeSummary struct {
+	value              string
+	x                  float64
+	bestPeer           string
+	bestPeerTxn        float64
+	auto               float64 // txn/s, 0 if not run
+	autoR              float64
+	bestFixed          float64
+	bestFixedR         float64
+	bboltTxn           float64
+	hitU, hitC, miss   float64 // Strata's at automatic R
+	modelR, timeAccess float64 // Strata's model optimum R and measured time per access (µs)
+}
+
+func summarize(runs []sizeRun, values []string) []sizeSummary {
+	var out []sizeSummary
+	for _, v := range values {
+		s := sizeSummary{value: v, bestFixedR: -1}
+		for _, run := range runs {
+			if run.Value != v {
+				continue
+			}
+			s.x = run.X
+			res := run.Result
+			if res == nil {
+				continue
+			}
+			switch {
+			case run.Engine != "strata":
+				if res.TxnPerSec > s.bestPeerTxn {
+					s.bestPeer, s.bestPeerTxn = run.Engine, res.TxnPerSec
+				}
+				if run.Engine == "bbolt" {
+					s.bboltTxn = res.TxnPerSec
+				}
+			case run.Share < 0:
+				s.auto, s.autoR = res.TxnPerSec, res.Metrics[shareMetric]
+				s.hitU, s.hitC, s.miss = res.Metrics["pool.hit_ratio_uncompressed"], res.Metrics["pool.hit_ratio_compressed"], res.Metrics["pool.miss_ratio"]
+				s.modelR, s.timeAccess = res.Metrics["pool.model_share_r"], res.Metrics["pool.time_per_access_us"]
+			case res.TxnPerSec > s.bestFixed:
+				s.bestFixed, s.bestFixedR = res.TxnPerSec, run.Share
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func writeSizeSweepTable(w io.Writer, runs []sizeRun, values []string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "data\tdata/mem\tengine\ttxn/s\tp50\tp99\thit U\thit C\tmiss\tfinal R\ton disk\tcgroup peak\t")
+	for _, run := range runs {
+		res := run.Result
+		if res == nil {
+			fmt.Fprintf(tw, "%s\t%.2f\t%s\tfailed\t\t\t\t\t\t\t\t\t\n", run.Value, run.X, run.Label)
+			continue
+		}
+		metric := func(k string) string {
+			if v, ok := res.Metrics[k]; ok {
+				return fmt.Sprintf("%.3f", v)
+			}
+			return "–"
+		}
+		share := "–"
+		if v, ok := res.Metrics[shareMetric]; ok {
+			share = fmt.Sprintf("%.2f", v)
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", run.Value, run.X, run.Label, res.TxnPerSec,
+			formatMicros(res.P50us), formatMicros(res.P99us), metric("pool.hit_ratio_uncompressed"),
+			metric("pool.hit_ratio_compressed"), metric("pool.miss_ratio"), share, formatSize(res.DiskBytes), cgroupPeak(res))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "data/mem\tbest peer\tStrata auto\tvs best peer\tvs bbolt\tbest fixed R\tauto vs best fixed\tauto's R\tmodel's R\t")
+	for _, s := range summarize(runs, values) {
+		fixed := "–"
+		if s.bestFixedR >= 0 {
+			fixed = fmt.Sprintf("%.0f (R=%s)", s.bestFixed, formatShare(s.bestFixedR))
+		}
+		fmt.Fprintf(tw, "%.2f\t%s %.0f\t%.0f\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", s.x, s.bestPeer, s.bestPeerTxn, s.auto,
+			ratio(s.auto, s.bestPeerTxn), ratio(s.auto, s.bboltTxn), fixed, ratio(s.auto, s.bestFixed), s.autoR, s.modelR)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var outcomes []runOutcome
+	for _, run := range runs {
+		o := runOutcome{Engine: run.Label + " at " + run.Value, Result: run.Result}
+		if run.Error != "" {
+			o.Err = fmt.Errorf("%s", run.Error)
+		}
+		outcomes = append(outcomes, o)
+	}
+	writeNotes(w, outcomes[:min(len(outcomes), 1)])
+	return nil
+}
+
+// plotSizeSweep draws throughput per engine (top) and Strata's hit ratios
+// at automatic R (bottom) against data/memory, on a log axis.
+func plotSizeSweep(path, title string, runs []sizeRun) error {
+	tput := plot.New()
+	tput.Title.Text = title + ": throughput vs data size"
+	tput.X.Label.Text = "logical data / memory limit"
+	tput.Y.Label.Text = "transactions / s"
+	var xs []float64
+	for _, run := range runs {
+		if run.X > 0 && !slices.Contains(xs, run.X) {
+			xs = append(xs, run.X)
+		}
+	}
+	if len(xs) == 0 {
+		xs = []float64{1}
+	}
+	xMin, xMax := slices.Min(xs)/1.2, slices.Max(xs)*1.2 // log axes need a range above 0
+	tput.X.Min, tput.X.Max = xMin, xMax
+	tput.X.Scale, tput.X.Tick.Marker = plot.LogScale{}, valueTicks(xs)
+	tput.Y.Scale, tput.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	hits := plot.New()
+	hits.Title.Text = "Strata (automatic R): hit ratios and R vs data size"
+	hits.X.Label.Text = "logical data / memory limit"
+	hits.Y.Label.Text = "ratio"
+	hits.X.Min, hits.X.Max = xMin, xMax
+	hits.X.Scale, hits.X.Tick.Marker = plot.LogScale{}, valueTicks(xs)
+	hits.Y.Min, hits.Y.Max = 0, 1
+
+	var labels []string
+	for _, run := range runs {
+		if !slices.Contains(labels, run.Label) {
+			labels = append(labels, run.Label)
+		}
+	}
+	for i, label := range labels {
+		var xys plotter.XYs
+		for _, run := range runs {
+			if run.Label == label && run.Result != nil && run.Result.TxnPerSec > 0 && run.X > 0 {
+				xys = append(xys, plotter.XY{X: run.X, Y: run.Result.TxnPerSec})
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		line, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", label, err)
+		}
+		line.Color, pts.Color = plotColor(i), plotColor(i)
+		if strings.HasPrefix(label, "strata R=") && label != "strata R=auto" {
+			// Fixed R: thin and dashed, the automatic one stands out.
+			line.Width = vg.Points(0.5)
+			line.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+			pts.Radius = vg.Points(1.5)
+		} else {
+			line.Width = vg.Points(2)
+		}
+		tput.Add(line, pts)
+		tput.Legend.Add(label, line, pts)
+	}
+	for i, k := range []struct{ metric, label string }{
+		{"pool.hit_ratio_uncompressed", "frame hits"},
+		{"pool.hit_ratio_compressed", "image hits"},
+		{"pool.miss_ratio", "misses"},
+		{shareMetric, "R (final)"},
+	} {
+		var xys plotter.XYs
+		for _, run := range runs {
+			if run.Label != "strata R=auto" || run.Result == nil || run.X <= 0 {
+				continue
+			}
+			if v, ok := run.Result.Metrics[k.metric]; ok {
+				xys = append(xys, plotter.XY{X: run.X, Y: v})
+			}
+		}
+		if len(xys) > 0 {
+			if err := addLinePoints(hits, xys, i, k.label); err != nil {
+				return err
+			}
+		}
+	}
+	if tput.Y.Min <= 0 || tput.Y.Max <= tput.Y.Min {
+		tput.Y.Min, tput.Y.Max = 1, 10 // nothing measured: a log axis still needs a range
+	}
+	tput.Legend.Top = false
+	tput.Legend.Left = true
+	hits.Legend.Top = true
+	return saveStacked(path, 9*vg.Inch, 10*vg.Inch, tput, hits)
+}
+
+// valueTicks marks the x axis at the sweep's data sizes.
+type valueTicks []float64
+
+func (v valueTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for _, x := range v {
+		if x >= lo && x <= hi {
+			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', 3, 64)})
+		}
+	}
+	return ticks
+}

@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata"
+	"github.com/stratadb/strata/internal/codec"
+	"github.com/stratadb/strata/internal/hooks"
+	"github.com/stratadb/strata/internal/pagestore"
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// leafPages loads rows of data set name into a Strata database (16 KiB
+// pages stored raw, on an in-memory file system) and returns every page
+// of its tree: what the buffer pool compresses when it demotes a frame or
+// writes one back.
+func leafPages(tb testing.TB, name string, rows int) [][]byte {
+	tb.Helper()
+	fs := vfs.NewMem()
+	opts := &strata.Options{Codec: "none", CacheSize: 64 << 20, Sync: strata.SyncNever}
+	hooks.SetFS(opts, fs)
+	db, err := strata.Open("db", opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ds, err := NewDataset(name, 1, int64(rows))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var k, v []byte
+	for id := 0; id < rows; {
+		b := db.NewBatch()
+		for end := min(rows, id+1000); id < end; id++ {
+			k, v = ds.AppendKey(k[:0], uint64(id)), ds.AppendValue(v[:0], uint64(id), 0)
+			if err := b.Set(k, v); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if err := b.Commit(strata.NoSync); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	s, err := pagestore.Open("db", pagestore.Options{FS: fs, DisableBackground: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer s.Close()
+	var pages [][]byte
+	err = s.ForEachPage(func(id pagestore.PageID) error {
+		if id == 0 { // the meta page
+			return nil
+		}
+		p := make([]byte, s.PageSize())
+		if err := s.ReadPage(id, p); err != nil {
+			return err
+		}
+		pages = append(pages, p)
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pages
+}
+
+// BenchmarkCodecOnLeaves measures the codecs the buffer pool could use for
+// its own compressions (demotions and write-back) on the pages of real
+// trees: sysbench rows and JSON events, loaded in key order (fill factor
+// 100). It reports the compression ratio, and ns/op is one page compressed
+// (or decompressed). docs/BUFFERPOOL.md explains the choice it led to.
+//
+//	go test -run '^$' -bench CodecOnLeaves -benchtime 2000x ./internal/bench/
+func BenchmarkCodecOnLeaves(b *testing.B) {
+	for _, ds := range []struct {
+		name string
+		rows int
+	}{{"sysbench", 40000}, {"events", 8000}} {
+		pages := leafPages(b, ds.name, ds.rows)
+		for _, name := range []string{"lz4", "snappy", "zstd-1", "zstd-2", "zstd-3", "deflate-1", "deflate-6"} {
+			c, err := codec.Parse(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			imgs := make([][]byte, len(pages))
+			var raw, stored int
+			for i, p := range pages {
+				out, _, err := codec.EncodePage(c, nil, p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				imgs[i] = out
+				raw, stored = raw+len(p), stored+len(out)
+			}
+			b.Run(fmt.Sprintf("%s/%s/compress", ds.name, name), func(b *testing.B) {
+				buf := make([]byte, 0, 2*len(pages[0]))
+				b.ReportAllocs()
+				b.ResetTimer()
+				start := time.Now()
+				for i := 0; i < b.N; i++ {
+					out, _, err := codec.EncodePage(c, buf, pages[i%len(pages)])
+					if err != nil {
+						b.Fatal(err)
+					}
+					buf = out[:0]
+				}
+				b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N), "µs/page")
+				b.ReportMetric(float64(raw)/float64(stored), "ratio")
+			})
+			b.Run(fmt.Sprintf("%s/%s/decompress", ds.name, name), func(b *testing.B) {
+				dst := make([]byte, len(pages[0]))
+				ids := make([]codec.ID, len(imgs))
+				for i := range imgs {
+					ids[i] = c.ID()
+					if len(imgs[i]) == len(dst) {
+						ids[i] = codec.None
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				start := time.Now()
+				for i := 0; i < b.N; i++ {
+					k := i % len(imgs)
+					if err := codec.Decompress(ids[k], dst, imgs[k]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N), "µs/page")
+			})
+		}
+	}
+}

@@ -1,0 +1,358 @@
+package bufferpool
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/stratadb/strata/internal/codec"
+	"github.com/stratadb/strata/internal/pagestore"
+)
+
+// Page access: hits, loads (promotion of an image, or a miss read from the
+// store), new pages, release, dirtying and dropping.
+//
+// Lock rules: get and load take mu themselves (shared for a hit,
+// exclusively to load) and return without it, holding the page's latch
+// in the caller's mode. The store read, decompression and verification of
+// a load run without mu, on a descriptor in state stLoading whose frame
+// latch the loader holds exclusively. The helpers named begin*, finish*
+// and abortLoad are called with mu held and return with it held.
+
+func (pt *partition) get(id PageID, mode Mode) (Page, error) {
+	for {
+		pt.mu.RLock()
+		if di, ok := pt.table[id]; ok {
+			d := pt.desc(di)
+			switch d.state.Load() {
+			case stFrame:
+				// Pinned while in a frame under the mutex: nothing can
+				// move it until we unpin.
+				d.pins.Add(1)
+				d.ref.Store(true)
+				f := d.frame
+				pt.mu.RUnlock()
+				pt.latch(f, mode)
+				pt.st.hitsU.Add(1)
+				return Page{part: pt, d: di, frame: f, mode: mode, id: id}, nil
+			case stLoading, stDemoting:
+				// Wait for the load or demotion to finish, then look
+				// again. Not on the frame's latch: once a demotion ends the
+				// frame may hold another page, whose holder could be
+				// waiting for a page we hold.
+				ch := pt.loadDone
+				pt.mu.RUnlock()
+				select {
+				case <-ch:
+				case <-time.After(10 * time.Millisecond):
+				}
+				continue
+			}
+		}
+		pt.mu.RUnlock()
+		pg, retry, err := pt.load(id, mode)
+		if !retry {
+			return pg, err
+		}
+	}
+}
+
+// load brings page id into a frame: from its compressed image (a compressed
+// hit, promoting it) or from the store (a miss). retry means the page's
+// state changed meanwhile and the caller should look again.
+func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error) {
+	pt.mu.Lock()
+	di, cached := pt.table[id]
+	if cached && pt.desc(di).state.Load() != stImage {
+		pt.mu.Unlock()
+		return Page{}, true, nil
+	}
+	if cached {
+		// The loader's pin: the image cannot be evicted (by allocFrame,
+		// making room for its own frame) before it is promoted.
+		pt.desc(di).pins.Add(1)
+	}
+	f, err := pt.allocFrame()
+	if err == nil {
+		// allocFrame may have released mu: check nothing changed.
+		if di2, ok := pt.table[id]; ok != cached || (ok && (di2 != di || pt.desc(di).state.Load() != stImage)) {
+			pt.releaseFrame(f)
+			pt.mu.Unlock()
+			pt.latches[f].Unlock()
+			if cached {
+				pt.unpin(di)
+			}
+			return Page{}, true, nil
+		}
+	}
+	if err != nil {
+		pt.mu.Unlock()
+		if cached {
+			pt.unpin(di)
+		}
+		return Page{}, false, fmt.Errorf("bufferpool: page %d: %w", id, err)
+	}
+	var ld loading
+	if cached {
+		ld = pt.beginPromote(di, f)
+	} else {
+		ld = pt.beginMiss(id, f)
+	}
+	pt.mu.Unlock()
+
+	bp := pt.pool.scratch.Get().(*[]byte)
+	img, err := ld.fill(pt, (*bp)[:0])
+	if err == nil && pt.pool.opts.Verify != nil {
+		err = pt.pool.opts.Verify(id, pt.frameData(f))
+	}
+
+	pt.mu.Lock()
+	if err == nil {
+		pt.finishLoad(ld, img)
+	} else {
+		pt.abortLoad(ld)
+	}
+	pt.mu.Unlock()
+	if img.Data != nil && cap(img.Data) <= cap(*bp) {
+		*bp = img.Data[:0]
+	}
+	pt.pool.scratch.Put(bp)
+	if err != nil {
+		pt.latches[f].Unlock()
+		pt.unpin(ld.di)
+		if ld.promote {
+			// Images come from verified disk reads or our own compression,
+			// so this is a bug or memory corruption; never hand out the bytes.
+			return Page{}, false, fmt.Errorf("bufferpool: page %d: decompress cached image: %w", id, err)
+		}
+		pt.st.loadErrors.Add(1)
+		return Page{}, false, fmt.Errorf("bufferpool: read page %d: %w", id, err)
+	}
+	if ld.promote {
+		pt.st.hitsC.Add(1)
+		pt.st.promotions.Add(1)
+	} else {
+		pt.st.misses.Add(1)
+	}
+	return pt.handOut(id, ld.di, f, mode), false, nil
+}
+
+// loading is a load in progress: descriptor di (stLoading, pinned by the
+// loader) into frame f (latched exclusively), from its image or a miss.
+type loading struct {
+	di, f   int32
+	promote bool
+	// The image to decompress, for a promotion: it stays in place (and
+	// cannot be evicted or moved) while the page is loading.
+	chunk  int32
+	imgLen int
+	codec  codec.ID
+}
+
+// beginPromote marks image di (pinned by the loader) as loading into
+// frame f.
+func (pt *partition) beginPromote(di, f int32) loading {
+	d := pt.desc(di)
+	d.state.Store(stLoading)
+	d.frame = f
+	d.ref.Store(true)
+	pt.frameDesc[f] = di
+	if pt.ghostU.take(d.id) {
+		pt.st.ghostUonC.Add(1)
+		pt.st.totalGhostU.Add(1)
+	}
+	if d.compressed {
+		pt.st.ctlHitsC.Add(1) // a hit the compressing demotion paid for
+	}
+	return loading{di: di, f: f, promote: true, chunk: d.chunk, imgLen: int(d.imgLen), codec: d.codec}
+}
+
+// beginMiss creates the descriptor of page id, loading into frame f.
+func (pt *partition) beginMiss(id PageID, f int32) loading {
+	di, d := pt.allocDesc(id)
+	d.frame = f
+	d.pins.Store(1)
+	// A page read for the first time enters cold: the CLOCK hand evicts it
+	// on its next pass unless it is used again by then. Pages touched once
+	// (a scan) so never push out pages in use (see TestScanResistance).
+	d.ref.Store(!coldInsert)
+	d.state.Store(stLoading)
+	pt.frameDesc[f] = di
+	if pt.ghostC.take(id) {
+		pt.st.ghostConMiss.Add(1)
+		pt.st.totalGhostC.Add(1)
+	}
+	if pt.ghostU.take(id) {
+		pt.st.ghostUonMiss.Add(1)
+		pt.st.totalGhostU.Add(1)
+	}
+	return loading{di: di, f: f}
+}
+
+// fill fills the frame, without mu: it decompresses the page's image, or
+// reads the image from the store into buf and decompresses that. It
+// returns the image read from the store (nil Data for a promotion).
+func (ld loading) fill(pt *partition, buf []byte) (pagestore.Image, error) {
+	frame := pt.frameData(ld.f)
+	if ld.promote {
+		img := pt.readChain(ld.chunk, ld.imgLen, buf[:ld.imgLen])
+		start := time.Now()
+		err := codec.Decompress(ld.codec, frame, img)
+		pt.pool.timing.addDecom(ld.codec, time.Since(start))
+		return pagestore.Image{}, err
+	}
+	start := time.Now()
+	img, err := pt.pool.store.ReadImage(pt.desc(ld.di).id, buf)
+	pt.pool.timing.disk.add(time.Since(start))
+	if err != nil {
+		return img, err
+	}
+	start = time.Now()
+	err = codec.Decompress(img.Codec, frame, img.Data)
+	pt.pool.timing.addDecom(img.Codec, time.Since(start))
+	return img, err
+}
+
+// finishLoad makes the loaded page a frame. A promoted page keeps its image
+// as a redundant copy (its next demotion is then free) and a page read from
+// the store the image it was read from (when frames are under pressure),
+// if the images' share can hold a copy of every frame (copiesFit).
+func (pt *partition) finishLoad(ld loading, img pagestore.Image) {
+	d := pt.desc(ld.di)
+	if ld.promote {
+		pt.images--
+		if pt.imagesOff() || !keepImages || !pt.copiesFit() {
+			pt.freeChain(d.chunk)
+			d.chunk, d.imgLen = -1, 0
+			d.hasImage.Store(false)
+		} else {
+			pt.redundant++
+			pt.pushImg(ld.di)
+		}
+	}
+	d.state.Store(stFrame)
+	if !ld.promote {
+		pt.keepImage(ld.di, img.Data, img.Codec)
+	}
+	pt.signalLoadDone()
+}
+
+// abortLoad undoes a failed load: the frame is freed, the page (and its
+// image, if it was being promoted) leave the table, and waiters find the
+// descriptor failed and retry. The caller then unlatches the frame and
+// drops the loader's pin.
+func (pt *partition) abortLoad(ld loading) {
+	d := pt.desc(ld.di)
+	if ld.promote {
+		pt.dropImage(d, false)
+	}
+	pt.releaseFrame(ld.f)
+	d.frame = -1
+	pt.retire(ld.di)
+	pt.signalLoadDone()
+}
+
+// handOut downgrades the loader's exclusive latch to the caller's mode.
+func (pt *partition) handOut(id PageID, di, f int32, mode Mode) Page {
+	if mode == Shared {
+		pt.latches[f].Unlock()
+		pt.latches[f].RLock()
+	}
+	return Page{part: pt, d: di, frame: f, mode: mode, id: id}
+}
+
+func (pt *partition) newPage(id PageID) (Page, error) {
+	pt.mu.Lock()
+	if _, ok := pt.table[id]; ok {
+		pt.mu.Unlock()
+		return Page{}, fmt.Errorf("bufferpool: new page %d is already cached", id)
+	}
+	f, err := pt.allocFrame()
+	if err != nil {
+		pt.mu.Unlock()
+		return Page{}, fmt.Errorf("bufferpool: new page %d: %w", id, err)
+	}
+	if _, ok := pt.table[id]; ok {
+		pt.releaseFrame(f)
+		pt.mu.Unlock()
+		pt.latches[f].Unlock()
+		return Page{}, fmt.Errorf("bufferpool: new page %d is already cached", id)
+	}
+	di, d := pt.allocDesc(id)
+	d.frame = f
+	d.pins.Store(1)
+	d.ref.Store(true)
+	d.dirty.Store(true)
+	pt.dirty.Add(1)
+	d.state.Store(stFrame)
+	pt.frameDesc[f] = di
+	pt.mu.Unlock()
+	clear(pt.frameData(f))
+	return Page{part: pt, d: di, frame: f, mode: Exclusive, id: id}, nil
+}
+
+func (pt *partition) release(pg Page) {
+	pt.unlatch(pg.frame, pg.mode)
+	pt.unpin(pg.d)
+}
+
+// markDirty records that page di was modified (its holder has it
+// Exclusive). Its redundant image, if any, no longer matches: dropped.
+func (pt *partition) markDirty(di int32) {
+	d := pt.desc(di)
+	if d.dirty.Swap(true) {
+		return
+	}
+	pt.dirty.Add(1)
+	if d.hasImage.Load() {
+		pt.mu.Lock()
+		if d.state.Load() == stFrame {
+			pt.dropImage(d, true)
+		}
+		pt.mu.Unlock()
+	}
+}
+
+// drop removes page id from the partition (for FreePage). It releases mu
+// and takes it again while it waits for a pin or a transit to end.
+func (pt *partition) drop(id PageID) error {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	di, ok := pt.table[id]
+	if !ok {
+		return nil
+	}
+	d := pt.desc(di)
+	// The page cleaner pins pages for a moment while it writes them;
+	// give such a pin time to go before calling the page in use.
+	for start := time.Now(); d.pins.Load() > 0 || d.state.Load() == stLoading || d.state.Load() == stDemoting; {
+		// A user's pin gets 100 ms to go; the cleaner's write-back and
+		// pages in transit are waited for (up to 10 s).
+		patience := 100 * time.Millisecond
+		if d.flushing.Load() || d.state.Load() != stFrame {
+			patience = 10 * time.Second
+		}
+		if time.Since(start) > patience {
+			return fmt.Errorf("bufferpool: free page %d: %w", id, ErrPinned)
+		}
+		pt.mu.Unlock()
+		time.Sleep(50 * time.Microsecond)
+		pt.mu.Lock()
+		if di, ok = pt.table[id]; !ok {
+			return nil
+		}
+		d = pt.desc(di)
+	}
+	switch d.state.Load() {
+	case stFrame:
+		if d.dirty.Swap(false) {
+			pt.dirty.Add(-1)
+		}
+		pt.dropImage(d, true)
+		pt.releaseFrame(d.frame)
+		d.frame = -1
+	case stImage:
+		pt.dropImage(d, false)
+	}
+	pt.retire(di)
+	return nil
+}

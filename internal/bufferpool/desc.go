@@ -1,0 +1,137 @@
+package bufferpool
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/stratadb/strata/internal/codec"
+)
+
+// Descriptors: one per cached page, and the partition's table of them.
+//
+// Lock rules: a descriptor's state changes, and its non-atomic fields
+// (frame, chunk, imgLen, codec, gen, compressed) are read and written, only
+// under the partition mutex, with one exception: the goroutine that loads
+// a page (state stLoading) reads the chunks of its image without the
+// mutex, and nothing frees or moves them meanwhile. The atomic fields are
+// read without the mutex on the hit path (state, pins, ref) and changed by
+// page holders (dirty) and the page cleaner (flushing). Every function here
+// is called with the mutex held, except unpin, which takes it.
+
+// pageState is where a cached page is.
+type pageState = uint32
+
+const (
+	stFree     pageState = iota // descriptor unused
+	stLoading                   // frame assigned, being filled; its latch is held exclusively by the loader
+	stFrame                     // uncompressed, in a frame (and maybe also a redundant image)
+	stDemoting                  // frame being compressed into an image; latch held exclusively
+	stImage                     // compressed image only
+	stFailed                    // out of the table; freed when the last pin goes
+)
+
+// desc describes one cached page. Descriptors live in chunks of a slice of
+// structs without pointers, addressed by int32: nothing here for the garbage
+// collector to scan, whatever the number of pages.
+//
+// A page in a frame may also have an image (chunk ≥ 0): a redundant copy,
+// the compressed bytes it was read from or written as while it is
+// unmodified, so that demoting it compresses nothing. MarkDirty drops it.
+type desc struct {
+	id    PageID
+	state atomic.Uint32
+	pins  atomic.Int32
+	ref   atomic.Bool // CLOCK reference bit (of the frame, or of the image when there is no frame)
+	dirty atomic.Bool
+	// flushing: the page cleaner holds a pin to write the page back.
+	flushing atomic.Bool
+	// hasImage mirrors chunk ≥ 0, so that MarkDirty knows without the
+	// mutex whether it must drop a redundant image. Written under mu.
+	hasImage atomic.Bool
+	codec    codec.ID
+	// compressed: the image was made by a compressing demotion (not read
+	// from or written to the store), for the controller's on/off gate.
+	compressed bool
+	frame      int32 // frame index, or -1
+	chunk      int32 // first chunk of the image, or -1
+	imgLen     int32
+	gen        uint32 // bumped each time the image enters the image ring (see imgRing)
+}
+
+// coldInsert makes misses enter the frame CLOCK with the reference bit
+// clear. A variable only so the scan-resistance test can measure the
+// alternative.
+var coldInsert = true
+
+const (
+	descChunkLen   = 256
+	descBytes      = int(unsafe.Sizeof(desc{}))
+	tableEntrySize = 40 // approximate bytes per entry of a map[uint64]int32
+)
+
+func (pt *partition) desc(i int32) *desc {
+	return &pt.descChunks[i/descChunkLen].Load()[i%descChunkLen]
+}
+
+// allocDesc returns a free descriptor for page id, in the table, with no
+// frame and no image; allocFrame has made sure there is one.
+func (pt *partition) allocDesc(id PageID) (int32, *desc) {
+	if len(pt.freeDescs) == 0 {
+		pt.growDescs()
+	}
+	n := len(pt.freeDescs)
+	di := pt.freeDescs[n-1]
+	pt.freeDescs = pt.freeDescs[:n-1]
+	d := pt.desc(di)
+	d.id = id
+	d.frame, d.chunk, d.imgLen = -1, -1, 0
+	d.compressed = false
+	d.hasImage.Store(false)
+	d.dirty.Store(false)
+	pt.table[id] = di
+	return di, d
+}
+
+// growDescs adds a chunk of descriptors. The metadata grows, so the memory
+// left for pages shrinks; callers then evict to fit.
+func (pt *partition) growDescs() {
+	if pt.nDescChunks == len(pt.descChunks) {
+		panic("bufferpool: descriptor chunks exhausted") // cannot happen: sized for every frame and chunk
+	}
+	pt.descChunks[pt.nDescChunks].Store(new([descChunkLen]desc))
+	pt.nDescChunks++
+	base := int32((pt.nDescChunks - 1) * descChunkLen)
+	for i := int32(descChunkLen - 1); i >= 0; i-- {
+		pt.freeDescs = append(pt.freeDescs, base+i)
+	}
+	pt.retarget()
+}
+
+// retire removes descriptor di, which holds neither frame nor image any
+// more, from the table; it is reused once unpinned.
+func (pt *partition) retire(di int32) {
+	d := pt.desc(di)
+	if cur, ok := pt.table[d.id]; ok && cur == di {
+		delete(pt.table, d.id)
+	}
+	if d.pins.Load() == 0 {
+		d.state.Store(stFree)
+		pt.freeDescs = append(pt.freeDescs, di)
+	} else {
+		d.state.Store(stFailed)
+	}
+}
+
+// unpin drops one pin of descriptor di. Called without the mutex; takes it
+// to free a failed descriptor whose last pin this was.
+func (pt *partition) unpin(di int32) {
+	d := pt.desc(di)
+	if d.pins.Add(-1) == 0 && d.state.Load() == stFailed {
+		pt.mu.Lock()
+		if d.pins.Load() == 0 && d.state.Load() == stFailed {
+			d.state.Store(stFree)
+			pt.freeDescs = append(pt.freeDescs, di)
+		}
+		pt.mu.Unlock()
+	}
+}

@@ -1,0 +1,176 @@
+package bufferpool
+
+import (
+	"runtime"
+	"time"
+)
+
+// The uncompressed tier: frame allocation and frame replacement (CLOCK).
+//
+// Lock rules: called with mu held, and returning with it held. allocFrame
+// releases mu and takes it again while it compresses a victim (demote.go)
+// or waits for the page cleaner; the others never release it.
+
+// allocFrame returns a free frame, latched exclusively, making room in the
+// budget if there is none: the images give way if they hold more than their
+// share, the frames otherwise (a frame is demoted to an image or dropped).
+// It may release mu meanwhile; callers check the table again afterwards.
+func (pt *partition) allocFrame() (int32, error) {
+	var waitStart time.Time
+	for {
+		if len(pt.freeDescs) == 0 {
+			pt.growDescs() // before choosing, so the eviction below pays for it
+		}
+		// Resident above the budget (the metadata grew, or frames were
+		// just evicted for it): free frames' memory goes first.
+		pt.shedToBudget()
+		f, busy := pt.takeFrame()
+		if f >= 0 {
+			pt.noteWait(waitStart)
+			return f, nil
+		}
+		if busy {
+			// A goroutine that waited on this frame's previous page
+			// still holds the latch for a moment.
+			pt.mu.Unlock()
+			runtime.Gosched()
+			pt.mu.Lock()
+			continue
+		}
+		// The budget is full: images first if they hold more than their
+		// share, else a frame.
+		if pt.imagesOverShare() && pt.shrinkImages(pt.ps) {
+			continue
+		}
+		evicted, dirty := pt.evictFrame(false)
+		if evicted {
+			continue
+		}
+		// No frame can go. If some are dirty, the page cleaner will make
+		// them clean: wait for it (the images keep their share). If they
+		// are all pinned, only the images can give memory.
+		if !dirty && pt.shrinkImages(pt.ps) {
+			continue
+		}
+		// Every frame is pinned or dirty: a free buffer wait.
+		if waitStart.IsZero() {
+			waitStart = time.Now()
+			pt.st.fbWaits.Add(1)
+		} else if time.Since(waitStart) > 10*time.Second {
+			pt.noteWait(waitStart)
+			return -1, ErrNoFrame
+		}
+		ch := pt.cleaned
+		pt.waiting.Add(1)
+		pt.pool.kickCleaner()
+		pt.mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Millisecond):
+		}
+		pt.mu.Lock()
+		pt.waiting.Add(-1)
+	}
+}
+
+// takeFrame takes a free frame within the budget: one still backed by
+// memory, or else a new one if the budget has room. It returns the frame
+// latched exclusively, or -1 with busy set if the frame's latch was busy
+// (the caller yields and tries again), or -1 if the budget is full.
+func (pt *partition) takeFrame() (f int32, busy bool) {
+	if pt.resident() > pt.avail {
+		return -1, false
+	}
+	slot := pt.frameIdle.first()
+	if slot >= 0 {
+		pt.frameIdle.remove(slot)
+		pt.frameFree.take(slot)
+	} else {
+		if pt.resident()+pt.ps > pt.avail {
+			return -1, false
+		}
+		if slot = pt.frameFree.alloc(); slot < 0 {
+			return -1, false
+		}
+		pt.frameResident[slot] = true
+		pt.residentFrames++
+	}
+	if !pt.latches[slot].TryLock() {
+		pt.frameFree.release(slot)
+		pt.frameIdle.add(slot)
+		return -1, true
+	}
+	pt.framesUsed++
+	pt.frameDesc[slot] = -1
+	pt.sinceEviction++
+	return int32(slot), false
+}
+
+func (pt *partition) noteWait(start time.Time) {
+	if !start.IsZero() {
+		pt.st.fbWaitNanos.Add(int64(time.Since(start)))
+	}
+}
+
+// releaseFrame returns frame f to the free set (its latch stays as it is).
+// Its memory stays resident for the next frame, until the images need it
+// (releaseIdleFrame).
+func (pt *partition) releaseFrame(f int32) {
+	pt.frameFree.release(int(f))
+	pt.framesUsed--
+	pt.frameDesc[f] = -1
+	if pt.frameResident[f] {
+		pt.frameIdle.add(int(f))
+	}
+}
+
+// evictFrame runs the frame CLOCK until it finds a clean, unpinned frame
+// whose reference bit is clear, and evicts it: demoted to the compressed
+// tier or dropped (demote). With onlyFree it takes only a frame that has a
+// redundant image (its demotion compresses nothing and never releases
+// mu), and turns the hand at most once around. It reports whether a frame
+// was freed, and whether it passed dirty frames.
+func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
+	n := len(pt.frameDesc)
+	turns := 2 * n
+	if onlyFree {
+		turns = n
+	}
+	for i := 0; i < turns; i++ {
+		f := int32(pt.hand)
+		pt.hand++
+		if pt.hand == n {
+			pt.hand = 0
+		}
+		di := pt.frameDesc[f]
+		if di < 0 {
+			continue
+		}
+		d := pt.desc(di)
+		if d.state.Load() != stFrame || d.pins.Load() > 0 {
+			continue
+		}
+		if d.ref.Swap(false) {
+			continue
+		}
+		if d.dirty.Load() {
+			sawDirty = true
+			continue
+		}
+		if onlyFree && (d.chunk < 0 || pt.imagesOff()) {
+			continue
+		}
+		if !pt.latches[f].TryLock() {
+			continue
+		}
+		pt.sinceEviction = 0
+		pt.st.ctlFrameEvictions.Add(1)
+		pt.demote(di, f)
+		pt.latches[f].Unlock()
+		return true, sawDirty
+	}
+	if sawDirty {
+		pt.pool.kickCleaner()
+	}
+	return false, sawDirty
+}

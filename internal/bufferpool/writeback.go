@@ -1,0 +1,152 @@
+package bufferpool
+
+import (
+	"fmt"
+
+	"github.com/stratadb/strata/internal/codec"
+	"github.com/stratadb/strata/internal/pagestore"
+)
+
+// Write-back: the page cleaner and FlushAll write dirty frames to the store.
+// A page written back keeps the image it was written as (redundant, while
+// it stays unmodified) when frames are under pressure, so its demotion
+// later compresses nothing.
+//
+// Lock rules: flush takes mu only to choose pages (pinning them) and to
+// keep an image; it writes each page holding its frame latch shared (so
+// the page can neither be evicted, being pinned, nor changed), without mu.
+// It takes mu while holding a latch, which the package's order allows.
+// cleanIfNeeded takes mu shared for a moment.
+
+// imageWriter is a store that can write a page with a given codec and
+// return the stored image (pagestore.Store.WritePageImage). With one, the
+// pool compresses write-backs with its own codec and keeps their images.
+type imageWriter interface {
+	WritePageImage(id PageID, page []byte, c codec.Codec, dst []byte) (pagestore.Image, error)
+}
+
+// cleanIfNeeded writes dirty frames back when more than the dirty limit of
+// frames are dirty or a reader is waiting for a clean frame.
+func (pt *partition) cleanIfNeeded() error {
+	pt.mu.RLock()
+	frames := max(pt.framesUsed, 16)
+	pt.mu.RUnlock()
+	limit := int64(pt.pool.opts.DirtyLimit * float64(frames))
+	if pt.dirty.Load() <= limit && pt.waiting.Load() == 0 {
+		return nil
+	}
+	return pt.flush(false, max(16, frames/8))
+}
+
+// flush writes up to limit (all if limit < 0) dirty frames to the store,
+// starting at the cleaner's own hand and moving on, a few frames at a time
+// so that its pins are short. With wait (FlushAll) it waits for writers
+// holding a page, and goes on until no dirty frame is left; without
+// (background cleaning) it skips pages in use. The caller must not hold a
+// page of the pool when wait is set.
+func (pt *partition) flush(wait bool, limit int) error {
+	type target struct{ f, d int32 }
+	const batch = 16
+	written := 0
+	var err error
+	for passes := 0; err == nil && (limit < 0 || written < limit); {
+		var todo []target
+		pt.mu.Lock()
+		n := len(pt.frameDesc)
+		scanned := 0
+		for ; scanned < n && len(todo) < batch; scanned++ {
+			f := int32(pt.cleanHand)
+			pt.cleanHand = (pt.cleanHand + 1) % n
+			di := pt.frameDesc[f]
+			if di < 0 {
+				continue
+			}
+			d := pt.desc(di)
+			if d.state.Load() != stFrame || !d.dirty.Load() || (!wait && d.pins.Load() > 0) {
+				continue
+			}
+			d.pins.Add(1)
+			d.flushing.Store(true)
+			todo = append(todo, target{f, di})
+		}
+		pt.mu.Unlock()
+		for _, t := range todo {
+			d := pt.desc(t.d)
+			if err == nil {
+				if wait {
+					pt.latches[t.f].RLock()
+				} else if !pt.latches[t.f].TryRLock() {
+					d.flushing.Store(false)
+					pt.unpin(t.d)
+					continue
+				}
+				// Pinned, the page cannot be evicted; latched shared, it
+				// cannot be modified: what we write is what the frame holds.
+				if d.dirty.Load() {
+					if werr := pt.writeBack(t.d, t.f, wait); werr != nil {
+						err = fmt.Errorf("bufferpool: write back page %d: %w", d.id, werr)
+					} else {
+						written++
+					}
+				}
+				pt.latches[t.f].RUnlock()
+			}
+			d.flushing.Store(false)
+			pt.unpin(t.d)
+		}
+		if len(todo) < batch {
+			// A whole revolution found fewer than a batch.
+			passes++
+			if !wait || pt.dirty.Load() == 0 || passes > 1000 {
+				break
+			}
+		}
+	}
+	pt.mu.Lock()
+	close(pt.cleaned)
+	pt.cleaned = make(chan struct{})
+	pt.mu.Unlock()
+	return err
+}
+
+// writeBack writes dirty page di from frame f (pinned, latched shared) to
+// the store and marks it clean, keeping the image it was written as. It
+// counts the write as FlushAll's (flushAll) or the cleaner's.
+func (pt *partition) writeBack(di, f int32, flushAll bool) error {
+	d := pt.desc(di)
+	iw, ok := pt.pool.store.(imageWriter)
+	if !ok {
+		if _, _, err := pt.pool.store.WritePage(d.id, pt.frameData(f)); err != nil {
+			return err
+		}
+		pt.markClean(d, flushAll)
+		return nil
+	}
+	bp := pt.pool.scratch.Get().(*[]byte)
+	defer pt.pool.scratch.Put(bp)
+	img, err := iw.WritePageImage(d.id, pt.frameData(f), pt.pool.codec, (*bp)[:0])
+	if cap(img.Data) <= cap(*bp) && img.Data != nil {
+		*bp = img.Data[:0]
+	}
+	if err != nil {
+		return err
+	}
+	pt.markClean(d, flushAll)
+	pt.mu.Lock()
+	if d.state.Load() == stFrame && !d.dirty.Load() {
+		pt.keepImage(di, img.Data, img.Codec)
+	}
+	pt.mu.Unlock()
+	return nil
+}
+
+func (pt *partition) markClean(d *desc, flushAll bool) {
+	if d.dirty.Swap(false) {
+		pt.dirty.Add(-1)
+	}
+	if flushAll {
+		pt.st.checkpointWrites.Add(1)
+	} else {
+		pt.st.flushes.Add(1)
+	}
+}
