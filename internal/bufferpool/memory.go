@@ -30,6 +30,10 @@ func (pt *partition) imageBytes() int { return pt.residentPages * osPageSize }
 // used is the memory of the frames and chunks in use.
 func (pt *partition) used() int { return pt.framesUsed*pt.ps + pt.chunksUsed*chunkSize }
 
+// roomFor reports whether the budget holds n more frames beside the
+// frames and chunks in use, without evicting anything.
+func (pt *partition) roomFor(n int) bool { return pt.avail-pt.used() >= n*pt.ps }
+
 // imagesOff reports whether R leaves the images too little memory to
 // hold anything under pressure (R = 0 means frames only): then pages are
 // neither demoted nor keep their images.

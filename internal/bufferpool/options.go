@@ -48,8 +48,10 @@ type Options struct {
 	// two); pages are spread over them by a hash of their id. Default: the
 	// smallest power of two ≥ GOMAXPROCS.
 	Partitions int
-	// DirtyLimit is the share of frames (0..1) that may be dirty before
-	// the page cleaners start writing them back. Default: 0.25.
+	// DirtyLimit is the share of frames (0..1) that may be dirty, once the
+	// budget is nearly full, before the page cleaners start writing them
+	// back. While the data fits with room to spare, dirty pages wait for
+	// FlushAll (the database's checkpoints). Default: 0.25.
 	DirtyLimit float64
 	// Verify, if set, checks a page's bytes when they enter a frame from
 	// the store or the compressed tier (not on hits): the layer above

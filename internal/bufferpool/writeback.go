@@ -25,14 +25,20 @@ type imageWriter interface {
 	WritePageImage(id PageID, page []byte, c codec.Codec, dst []byte) (pagestore.Image, error)
 }
 
-// cleanIfNeeded writes dirty frames back when more than the dirty limit of
-// frames are dirty or a reader is waiting for a clean frame.
+// cleanIfNeeded writes dirty frames back when a reader is waiting for a
+// clean frame, or when more than the dirty limit of frames are dirty and
+// the budget has little room left (new pages will soon need evictions,
+// which need clean frames). While the data fits with room to spare,
+// nothing is written back between checkpoints: a page changed by many
+// commits is compressed and written once per checkpoint, not once per
+// cleaning.
 func (pt *partition) cleanIfNeeded() error {
 	pt.mu.RLock()
 	frames := max(pt.framesUsed, 16)
+	room := pt.roomFor(max(16, frames/8))
 	pt.mu.RUnlock()
 	limit := int64(pt.pool.opts.DirtyLimit * float64(frames))
-	if pt.dirty.Load() <= limit && pt.waiting.Load() == 0 {
+	if pt.waiting.Load() == 0 && (room || pt.dirty.Load() <= limit) {
 		return nil
 	}
 	return pt.flush(false, max(16, frames/8))
