@@ -26,6 +26,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/stratadb/strata/internal/btree"
 	"github.com/stratadb/strata/internal/bufferpool"
@@ -59,8 +60,11 @@ type DB struct {
 	tree  *btree.Tree
 	log   *wal.Log
 
-	// writeMu serializes writers (one at a time, as bbolt) and checkpoints.
+	// writeMu serializes writers (one at a time, as bbolt) and a
+	// checkpoint's freeze.
 	writeMu sync.Mutex
+	// ckptMu keeps one checkpoint at a time; taken before writeMu.
+	ckptMu sync.Mutex
 	// treeMu keeps point reads out of the tree while a commit changes its
 	// pages in place: a commit holds it exclusively from its first change
 	// to the new version's publication, so readers never see part of a
@@ -123,6 +127,7 @@ type pendingFree struct {
 type opStats struct {
 	gets, sets, deletes, batches, txs, iters, checkpoints atomic.Int64
 	deferredFrees, orphansFreed                           atomic.Int64
+	checkpointNanos, freezeNanos                          atomic.Int64
 }
 
 // countWrites counts a committed batch's writes.
@@ -298,7 +303,7 @@ func (db *DB) open() error {
 	// Make the recovered state a checkpoint, then free every page the
 	// tree does not reach: pages of commits lost in the crash, and pages
 	// replaced after the last checkpoint.
-	if err := db.checkpointLocked(); err != nil {
+	if err := db.checkpoint(); err != nil {
 		return err
 	}
 	return db.collectOrphans()
@@ -671,30 +676,78 @@ func (db *DB) Sync() error {
 
 // Checkpoint writes the tree's pages and a new meta page to the page store
 // and truncates the WAL: recovery then starts from here. It runs in the
-// background whenever the WAL exceeds Options.CheckpointWAL.
+// background whenever the WAL exceeds Options.CheckpointWAL. Commits go on
+// while it writes: it stops them only to freeze the tree.
 func (db *DB) Checkpoint() error {
 	if !db.enter() {
 		return ErrClosed
 	}
 	defer db.leave()
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
-	return db.checkpointLocked()
+	return db.checkpoint()
 }
 
-// checkpointLocked runs a checkpoint; writeMu is held (or Open is running).
-func (db *DB) checkpointLocked() error {
-	// From here on the checkpoint's tree is frozen: later commits copy
-	// its pages instead of changing them.
-	db.frozen = db.txid
-	db.mu.RLock()
+// checkpoint freezes the current version (a moment under writeMu), then
+// writes it without holding writeMu: commits meanwhile copy the frozen
+// pages instead of changing them (Tx.Begin's frozen), so what it writes is
+// the frozen version's. ckptMu keeps one checkpoint at a time.
+//
+// The frozen version's pages that may be dirty are exactly those created
+// since the previous freeze (db.fresh then): older pages were written by
+// an earlier checkpoint and have not changed since, being frozen. A failed
+// checkpoint gives them back to db.fresh, for the next one.
+func (db *DB) checkpoint() error {
+	db.ckptMu.Lock()
+	defer db.ckptMu.Unlock()
+	start := time.Now()
+	db.writeMu.Lock()
+	if db.failed != nil {
+		err := db.failed
+		db.writeMu.Unlock()
+		return err
+	}
+	db.mu.Lock()
 	m := meta{pageSize: uint32(db.store.PageSize()), root: uint64(db.root), txid: db.txid, lsn: db.lsn}
-	db.mu.RUnlock()
+	db.frozen = db.txid
+	flush := db.fresh
+	db.fresh = make(map[btree.PageID]bool)
+	db.mu.Unlock()
+	walBytes := db.log.Stats().Bytes
+	db.writeMu.Unlock()
+	db.st.freezeNanos.Add(int64(time.Since(start)))
+
+	if err := db.writeCheckpoint(m, flush); err != nil {
+		db.mu.Lock()
+		for id := range flush {
+			if _, replaced := db.fresh[id]; !replaced {
+				db.fresh[id] = true
+			}
+		}
+		db.mu.Unlock()
+		return fmt.Errorf("strata: checkpoint: %w", err)
+	}
+	db.mu.Lock()
+	db.ckptTxid = m.txid
+	db.mu.Unlock()
+	db.walAtCkpt.Store(walBytes)
+	db.st.checkpoints.Add(1)
+	db.st.checkpointNanos.Add(int64(time.Since(start)))
+	return db.releaseFrees()
+}
+
+// writeCheckpoint makes the frozen version m durable: the pages of flush
+// (those of its tree that may be dirty), then — write-ahead — the WAL up to
+// m's record, then the meta page; then it drops the WAL files m covers.
+func (db *DB) writeCheckpoint(m meta, flush map[btree.PageID]bool) error {
+	ids := make([]btree.PageID, 0, len(flush))
+	for id := range flush {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
 	// The tree's pages first, then the meta page that points to them: the
 	// page store keeps writes in order, so after a crash a new meta page
 	// implies its tree.
-	if err := db.pool.FlushAll(); err != nil {
-		return fmt.Errorf("strata: checkpoint: %w", err)
+	if err := db.pool.FlushPages(ids); err != nil {
+		return err
 	}
 	// Write-ahead for the meta page too: the WAL records it covers must be
 	// durable before it is. Otherwise a crash could leave a checkpoint
@@ -703,31 +756,22 @@ func (db *DB) checkpointLocked() error {
 	// already behind the meta page, left by a crash before this rule, has
 	// nothing to wait for: hence the min.)
 	if err := db.log.WaitDurable(min(m.lsn, db.log.NextLSN()-1)); err != nil {
-		return fmt.Errorf("strata: checkpoint: %w", err)
+		return err
 	}
 	pg, err := db.pool.Get(0, bufferpool.Exclusive)
 	if err != nil {
-		return fmt.Errorf("strata: checkpoint: %w", err)
+		return err
 	}
 	m.encode(pg.Data())
 	pg.MarkDirty()
 	pg.Release()
-	if err := db.pool.FlushAll(); err != nil {
-		return fmt.Errorf("strata: checkpoint: %w", err)
+	if err := db.pool.FlushPages([]btree.PageID{0}); err != nil {
+		return err
 	}
 	if err := db.log.Rotate(); err != nil {
-		return fmt.Errorf("strata: checkpoint: %w", err)
+		return err
 	}
-	if err := db.log.TruncateBefore(m.lsn + 1); err != nil {
-		return fmt.Errorf("strata: checkpoint: %w", err)
-	}
-	db.mu.Lock()
-	db.ckptTxid = m.txid
-	clear(db.fresh) // durable now
-	db.mu.Unlock()
-	db.walAtCkpt.Store(db.log.Stats().Bytes)
-	db.st.checkpoints.Add(1)
-	return db.releaseFrees()
+	return db.log.TruncateBefore(m.lsn + 1)
 }
 
 // releaseFrees frees the pages of replaced versions that no snapshot and
@@ -780,11 +824,10 @@ func (db *DB) Close() error {
 	db.waitInflight()
 	close(db.stop)
 	db.done.Wait()
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
+	// Nothing else runs now: no operation is in flight and none can start.
 	var err error
 	if db.failed == nil {
-		err = db.checkpointLocked()
+		err = db.checkpoint()
 	}
 	for _, c := range []func() error{db.log.Close, db.pool.Close, db.store.Close} {
 		if cerr := c(); err == nil && cerr != nil {

@@ -1,6 +1,8 @@
 package strata
 
 import (
+	"time"
+
 	"github.com/stratadb/strata/internal/bufferpool"
 	"github.com/stratadb/strata/internal/pagestore"
 	"github.com/stratadb/strata/internal/wal"
@@ -27,9 +29,13 @@ type Stats struct {
 	// freed (pages of commits lost in a crash, or frees that never
 	// completed). After a clean Close it is 0 at the next Open.
 	DeferredFrees, OrphansFreed int64
-	Store                       pagestore.Stats
-	Pool                        bufferpool.Stats
-	WAL                         wal.Stats
+	// CheckpointTime is the time spent in completed checkpoints;
+	// CheckpointFreezeTime the part of it during which commits waited
+	// (the freeze, under the writer lock).
+	CheckpointTime, CheckpointFreezeTime time.Duration
+	Store                                pagestore.Stats
+	Pool                                 bufferpool.Stats
+	WAL                                  wal.Stats
 }
 
 // Stats returns a snapshot of the statistics.
@@ -43,8 +49,10 @@ func (db *DB) Stats() Stats {
 		Iterators:    db.st.iters.Load(),
 		Checkpoints:  db.st.checkpoints.Load(),
 
-		DeferredFrees: db.st.deferredFrees.Load(),
-		OrphansFreed:  db.st.orphansFreed.Load(),
+		CheckpointTime:       time.Duration(db.st.checkpointNanos.Load()),
+		CheckpointFreezeTime: time.Duration(db.st.freezeNanos.Load()),
+		DeferredFrees:        db.st.deferredFrees.Load(),
+		OrphansFreed:         db.st.orphansFreed.Load(),
 	}
 	db.mu.RLock()
 	st.TxID = db.txid

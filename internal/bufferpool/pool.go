@@ -246,6 +246,27 @@ func (p *Pool) FlushAll() error {
 	return p.flushAll()
 }
 
+// FlushPages writes back those of ids that are dirty in a frame, and syncs
+// the store. Unlike FlushAll it writes only the pages asked for, so it
+// ends while other goroutines go on dirtying pages (a checkpoint flushes
+// its frozen tree this way while commits continue). Pages not in the pool,
+// clean, or held only as an image are skipped: a dirty page is never
+// demoted before it is written back.
+func (p *Pool) FlushPages(ids []PageID) error {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	for _, id := range ids {
+		if err := p.partFor(id).flushPage(id); err != nil {
+			return err
+		}
+	}
+	if err := p.store.Sync(); err != nil {
+		return fmt.Errorf("bufferpool: sync store: %w", err)
+	}
+	return nil
+}
+
 func (p *Pool) flushAll() error {
 	for _, part := range p.parts {
 		if err := part.flush(true, -1); err != nil {

@@ -2,6 +2,7 @@ package bufferpool
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/pagestore"
@@ -113,6 +114,56 @@ func (pt *partition) flush(wait bool, limit int) error {
 	pt.cleaned = make(chan struct{})
 	pt.mu.Unlock()
 	return err
+}
+
+// flushPage writes page id back if it is in a frame and dirty, waiting for
+// a writer holding it (as FlushAll does). A page in transit (loading, or
+// being demoted: only clean frames are) is waited for and looked at again.
+// Takes mu to look the page up and pin it, and the frame latch shared
+// (without mu) to write it.
+func (pt *partition) flushPage(id PageID) error {
+	for {
+		pt.mu.RLock()
+		di, ok := pt.table[id]
+		if !ok {
+			pt.mu.RUnlock()
+			return nil
+		}
+		d := pt.desc(di)
+		switch d.state.Load() {
+		case stFrame:
+		case stLoading, stDemoting:
+			ch := pt.loadDone
+			pt.mu.RUnlock()
+			select {
+			case <-ch:
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		default:
+			pt.mu.RUnlock()
+			return nil // an image, or free: nothing dirty in a frame
+		}
+		if !d.dirty.Load() {
+			pt.mu.RUnlock()
+			return nil
+		}
+		d.pins.Add(1)
+		d.flushing.Store(true)
+		f := d.frame
+		pt.mu.RUnlock()
+		pt.latches[f].RLock()
+		var err error
+		if d.dirty.Load() {
+			if werr := pt.writeBack(di, f, true); werr != nil {
+				err = fmt.Errorf("bufferpool: write back page %d: %w", id, werr)
+			}
+		}
+		pt.latches[f].RUnlock()
+		d.flushing.Store(false)
+		pt.unpin(di)
+		return err
+	}
 }
 
 // writeBack writes dirty page di from frame f (pinned, latched shared) to
