@@ -87,6 +87,9 @@ type DB struct {
 	// no read holds it while reading pages.
 	mu      sync.RWMutex
 	retired []*version
+	// iters are the iterators of the database and its snapshots not yet
+	// closed: Close releases the leaves they hold.
+	iters map[*Iterator]struct{}
 	root    btree.PageID
 	txid    uint64
 	lsn     uint64         // last WAL record applied
@@ -170,7 +173,7 @@ func Open(dir string, o *Options) (*DB, error) {
 	if err != nil {
 		return nil, wrapOpenErr(dir, err)
 	}
-	db := &DB{dir: dir, opts: opts, store: store, snaps: make(map[uint64]int), fresh: make(map[btree.PageID]bool),
+	db := &DB{dir: dir, opts: opts, store: store, snaps: make(map[uint64]int), fresh: make(map[btree.PageID]bool), iters: make(map[*Iterator]struct{}),
 		ckptKick: make(chan struct{}, 1), stop: make(chan struct{})}
 	db.ops.drain = sync.NewCond(&db.ops.mu)
 	if err := db.open(); err != nil {
@@ -825,6 +828,14 @@ func (db *DB) Close() error {
 	close(db.stop)
 	db.done.Wait()
 	// Nothing else runs now: no operation is in flight and none can start.
+	// Iterators left open hold a leaf each: let go of them before the
+	// pool closes (they answer ErrClosed from now on).
+	db.mu.Lock()
+	for it := range db.iters {
+		it.c.Release()
+	}
+	clear(db.iters)
+	db.mu.Unlock()
 	var err error
 	if db.failed == nil {
 		err = db.checkpoint()

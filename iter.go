@@ -89,6 +89,13 @@ func (db *DB) newIter(root btree.PageID, opts *IterOptions, own *Snapshot) *Iter
 		it.lower = bytes.Clone(opts.LowerBound)
 		it.upper = bytes.Clone(opts.UpperBound)
 	}
+	if own != nil {
+		// Not a transaction's: registered, so that Close can release the
+		// leaf it holds if the caller does not close it first.
+		db.mu.Lock()
+		db.iters[it] = struct{}{}
+		db.mu.Unlock()
+	}
 	return it
 }
 
@@ -221,6 +228,15 @@ func (it *Iterator) Close() error {
 		return ErrClosed
 	}
 	it.closed, it.valid = true, false
+	if it.tx != nil {
+		it.c.Release() // the transaction's goroutine; the database is open
+	} else if it.db.enter() {
+		it.c.Release()
+		it.db.mu.Lock()
+		delete(it.db.iters, it)
+		it.db.mu.Unlock()
+		it.db.leave()
+	} // else the database closed: Close released the leaf it held
 	if it.snap != nil {
 		return it.snap.Close()
 	}

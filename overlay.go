@@ -76,6 +76,8 @@ type cursor interface {
 	Key() []byte
 	Value() []byte
 	Err() error
+	// Release lets go of the page the cursor holds (see btree.Cursor).
+	Release()
 }
 
 // overlayCursor walks an overlay's keys in order.
@@ -115,6 +117,11 @@ func newMergeCursor(tree cursor, o *overlay, b *Batch) *mergeCursor {
 }
 
 func (m *mergeCursor) Err() error { return m.t.Err() }
+
+func (m *mergeCursor) Release() {
+	m.t.Release()
+	m.valid = false
+}
 
 func (m *mergeCursor) Key() []byte { return m.cur }
 

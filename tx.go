@@ -19,7 +19,8 @@ type Tx struct {
 	over     overlay      // Update: batch indexed by key
 	writable bool
 	done     bool
-	writes   uint64 // Set and Delete calls, so iterators notice them
+	writes   uint64      // Set and Delete calls, so iterators notice them
+	iters    []*Iterator // made by NewIter: ended with the transaction
 }
 
 var errTxDone = errors.New("strata: transaction has finished")
@@ -71,8 +72,10 @@ func (db *DB) update(fn func(tx *Tx) error) (lsn uint64, err error) {
 		return 0, db.failed
 	}
 	tx := &Tx{db: db, writable: true, batch: Batch{db: db}}
-	defer func() { tx.done = true }()
-	if err := fn(tx); err != nil {
+	defer tx.end()
+	err = fn(tx)
+	tx.end() // its iterators let go of their leaves before the commit changes pages
+	if err != nil {
 		return 0, err
 	}
 	if tx.batch.n == 0 {
@@ -100,9 +103,18 @@ func (db *DB) View(fn func(tx *Tx) error) error {
 	}
 	defer s.Close()
 	tx := &Tx{db: db, root: s.root}
-	err = fn(tx)
+	defer tx.end()
+	return fn(tx)
+}
+
+// end finishes the transaction: its iterators stop, and let go of the
+// leaves they hold. Idempotent.
+func (tx *Tx) end() {
 	tx.done = true
-	return err
+	for _, it := range tx.iters {
+		it.c.Release()
+	}
+	tx.iters = nil
 }
 
 // Get returns a copy of key's value as the transaction sees it.
@@ -141,6 +153,7 @@ func (tx *Tx) NewIter(opts *IterOptions) (*Iterator, error) {
 		it = tx.db.newIter(tx.root, opts, nil)
 	}
 	it.tx, it.txWrites = tx, tx.writes
+	tx.iters = append(tx.iters, it)
 	return it, nil
 }
 

@@ -1,17 +1,25 @@
 package btree
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/stratadb/strata/internal/bufferpool"
+)
 
 // Cursor iterates over the version of a tree rooted at a given page, in
-// both directions. It keeps a copy of the current leaf, so it pins no page
-// between calls; the pages of its version must stay allocated while it is
-// used (the caller's snapshot guarantees that).
+// both directions. It reads the current leaf in place, keeping it pinned
+// shared between calls (released by Release, by moving off it, or when the
+// cursor runs off the end): so no writer may change the pages of its
+// version in place while it is used — the caller's snapshot freezes them —
+// and the pages must stay allocated (the snapshot guarantees that too).
 type Cursor struct {
 	t     *Tree
 	root  PageID
 	stack []frame // branch path: page and child index taken
-	leaf  []byte  // copy of the current leaf page
-	i     int     // cell index in leaf
+	pg    bufferpool.Page
+	held  bool   // pg is pinned
+	leaf  []byte // the current leaf's page (pg.Data()), valid while held
+	i     int    // cell index in leaf
 	val   []byte  // the current value, when it lives in overflow pages
 	valid bool
 	err   error
@@ -25,7 +33,17 @@ type frame struct {
 
 // NewCursor returns an unpositioned cursor over the version rooted at root.
 func (t *Tree) NewCursor(root PageID) *Cursor {
-	return &Cursor{t: t, root: root, leaf: make([]byte, t.pageSize)}
+	return &Cursor{t: t, root: root}
+}
+
+// Release unpins the current leaf; the cursor is then unpositioned. A
+// cursor must be released before its tree's pool closes.
+func (c *Cursor) Release() {
+	if c.held {
+		c.pg.Release()
+		c.held, c.leaf = false, nil
+	}
+	c.valid = false
 }
 
 // Valid reports whether the cursor is at an entry.
@@ -34,7 +52,7 @@ func (c *Cursor) Valid() bool { return c.valid }
 // Err is the first error the cursor met.
 func (c *Cursor) Err() error { return c.err }
 
-// Key is the current key; valid until the cursor moves.
+// Key is the current key; valid until the cursor moves or is released.
 func (c *Cursor) Key() []byte { return node(c.leaf).key(c.i) }
 
 // Value is the current value; valid until the cursor moves. A value in
@@ -55,29 +73,33 @@ func (c *Cursor) Value() []byte {
 }
 
 // descend walks from page id to a leaf, taking the child pick chooses at
-// each branch, and loads the leaf.
+// each branch, and pins the leaf (releasing the one held before).
 func (c *Cursor) descend(id PageID, pick func(n node) int) bool {
+	if c.held {
+		c.pg.Release()
+		c.held, c.leaf = false, nil
+	}
 	for {
-		var next PageID
-		var isLeaf bool
-		err := c.t.readNode(id, func(n node) error {
-			if n.kind() == kindLeaf {
-				copy(c.leaf, n)
-				isLeaf = true
-				return nil
-			}
-			i := pick(n)
-			c.stack = append(c.stack, frame{id: id, child: i, count: n.count()})
-			next = PageID(n.child(i))
-			return nil
-		})
+		pg, err := c.t.pool.Get(id, bufferpool.Shared)
 		if err != nil {
 			c.fail(err)
 			return false
 		}
-		if isLeaf {
+		n := node(pg.Data())
+		switch n.kind() {
+		case kindLeaf:
+			c.pg, c.held, c.leaf = pg, true, n
 			return true
+		case kindBranch:
+		default:
+			pg.Release()
+			c.fail(fmt.Errorf("btree: page %d: %w: kind %d", id, ErrCorruptNode, n.kind()))
+			return false
 		}
+		i := pick(n)
+		c.stack = append(c.stack, frame{id: id, child: i, count: n.count()})
+		next := PageID(n.child(i))
+		pg.Release()
 		if next == 0 {
 			c.fail(fmt.Errorf("btree: page %d has a zero child", id))
 			return false
@@ -87,7 +109,8 @@ func (c *Cursor) descend(id PageID, pick func(n node) int) bool {
 }
 
 func (c *Cursor) fail(err error) {
-	c.err, c.valid = err, false
+	c.err = err
+	c.Release()
 }
 
 func (c *Cursor) reset() bool {
@@ -159,7 +182,7 @@ func (c *Cursor) settleForward() bool {
 			c.stack = c.stack[:len(c.stack)-1]
 		}
 		if len(c.stack) == 0 {
-			c.valid = false
+			c.Release() // ran off the end
 			return false
 		}
 		top := &c.stack[len(c.stack)-1]
@@ -184,7 +207,7 @@ func (c *Cursor) settleBackward() bool {
 			c.stack = c.stack[:len(c.stack)-1]
 		}
 		if len(c.stack) == 0 {
-			c.valid = false
+			c.Release() // ran off the end
 			return false
 		}
 		top := &c.stack[len(c.stack)-1]

@@ -67,22 +67,31 @@ func (n node) cellOff(i int) int {
 // key returns the key of cell i.
 func (n node) key(i int) []byte {
 	off := n.cellOff(i)
-	klen, k := binary.Uvarint(n[off:])
+	klen, k := uvarint(n[off:])
 	off += k
 	if n.kind() == kindLeaf {
-		_, k = binary.Uvarint(n[off:])
+		_, k = uvarint(n[off:])
 		off += k
 	}
 	return n[off : off+int(klen)]
+}
+
+// uvarint is binary.Uvarint with one-byte lengths, the common case in a
+// binary search, decoded inline (the function is small enough to inline).
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
 }
 
 // value returns leaf cell i's value (or, if overflow, the 8-byte reference)
 // and whether it is an overflow reference, with the value's full length.
 func (n node) value(i int) (v []byte, overflow bool, length int) {
 	off := n.cellOff(i)
-	klen, k := binary.Uvarint(n[off:])
+	klen, k := uvarint(n[off:])
 	off += k
-	vf, k := binary.Uvarint(n[off:])
+	vf, k := uvarint(n[off:])
 	off += k + int(klen)
 	length, overflow = int(vf>>1), vf&1 == 1
 	if overflow {
@@ -98,7 +107,7 @@ func (n node) child(i int) uint64 {
 		return n.firstChild()
 	}
 	off := n.cellOff(i - 1)
-	klen, k := binary.Uvarint(n[off:])
+	klen, k := uvarint(n[off:])
 	off += k + int(klen)
 	return binary.LittleEndian.Uint64(n[off:])
 }

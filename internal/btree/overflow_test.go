@@ -52,6 +52,7 @@ func TestOverflowValues(t *testing.T) {
 		}
 	}
 	c := tr.NewCursor(root)
+	defer c.Release()
 	i := 0
 	for ok := c.First(); ok; ok = c.Next() {
 		if !bytes.Equal(c.Value(), bigValue(i, sizes[i])) {

@@ -49,6 +49,7 @@ func checkVersion(t *testing.T, tr *Tree, root PageID, model map[string]string, 
 	t.Helper()
 	want := sortedModel(model)
 	c := tr.NewCursor(root)
+	defer c.Release() // a pinned leaf would keep a writer out
 	var got []kv
 	for ok := c.First(); ok; ok = c.Next() {
 		got = append(got, kv{string(c.Key()), string(c.Value())})
@@ -176,6 +177,7 @@ func TestTreeFillFactor(t *testing.T) {
 		}
 		// Count leaves: data bytes / (leaves × page size) ≈ fill.
 		c := tr.NewCursor(root)
+		defer c.Release()
 		leaves, used := 0, 0
 		var last []byte
 		for ok := c.First(); ok; ok = c.Next() {
