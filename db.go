@@ -89,7 +89,7 @@ type DB struct {
 	retired []*version
 	// iters are the iterators of the database and its snapshots not yet
 	// closed: Close releases the leaves they hold.
-	iters map[*Iterator]struct{}
+	iters   map[*Iterator]struct{}
 	root    btree.PageID
 	txid    uint64
 	lsn     uint64         // last WAL record applied

@@ -20,7 +20,7 @@ type Cursor struct {
 	held  bool   // pg is pinned
 	leaf  []byte // the current leaf's page (pg.Data()), valid while held
 	i     int    // cell index in leaf
-	val   []byte  // the current value, when it lives in overflow pages
+	val   []byte // the current value, when it lives in overflow pages
 	valid bool
 	err   error
 }
