@@ -518,8 +518,8 @@ func TestEditModel(t *testing.T) {
 				if ps > 16384 {
 					ops = 1000 // the same operations, more cells
 				}
-				if testing.Short() {
-					ops /= 10
+				if testing.Short() || raceEnabled {
+					ops /= 4
 				}
 				for seed := range uint64(3) {
 					m := newEditModel(t, ps, leaf)
@@ -756,7 +756,11 @@ func TestEditSequentialFill(t *testing.T) {
 				m := newEditModel(t, ps, true)
 				row := leafCellSize(16, 84, false)
 				splits := 0
-				for i := range 4 * ps / row { // four pages of rows
+				pages := 4
+				if testing.Short() || raceEnabled {
+					pages = 2
+				}
+				for i := range pages * ps / row {
 					e := entry{key: benchKey(i), value: make([]byte, 84), length: 84}
 					if _, ok := m.insert(e); ok {
 						continue
