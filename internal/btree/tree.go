@@ -47,10 +47,10 @@ type Tree struct {
 	pool     *bufferpool.Pool
 	pageSize int
 	fill     float64
-	// images is a spare before-image buffer, reused by the next
+	// spare are page buffers for before-images, reused by the next
 	// transaction; scratch, leafBuf and branchBuf serve splits. One
 	// transaction at a time uses them.
-	images    []byte
+	spare     [][]byte
 	scratch   []byte
 	sep       []byte
 	leafBuf   []leafCell
@@ -187,11 +187,30 @@ type Tx struct {
 	created map[PageID]struct{}
 	scrap   []PageID
 	freed   []PageID
-	// before holds the before-image of each node changed in place, at
-	// offsets into images, so Abort can restore them.
-	before map[PageID]int
-	images []byte
+	// before holds the before-image of each node changed in place, so
+	// Abort can restore them: one page buffer each, at most
+	// maxBeforeImages bytes in all.
+	before map[PageID][]byte
 	done   bool
+}
+
+// pageBuffer returns a page-sized buffer for a before-image.
+func (t *Tree) pageBuffer() []byte {
+	if n := len(t.spare); n > 0 {
+		b := t.spare[n-1]
+		t.spare = t.spare[:n-1]
+		return b
+	}
+	return make([]byte, t.pageSize)
+}
+
+// recycleImages gives the transaction's before-image buffers back to the
+// tree for the next transaction.
+func (tx *Tx) recycleImages() {
+	for id, img := range tx.before {
+		tx.t.spare = append(tx.t.spare, img)
+		delete(tx.before, id)
+	}
 }
 
 // maxBeforeImages bounds a transaction's before-images: beyond it, nodes
@@ -203,8 +222,7 @@ const maxBeforeImages = 4 << 20
 // are copied before they change.
 func (t *Tree) Begin(root PageID, txid, frozen uint64) *Tx {
 	tx := &Tx{t: t, txid: txid, frozen: frozen, root: root,
-		created: make(map[PageID]struct{}), before: make(map[PageID]int), images: t.images[:0]}
-	t.images = nil
+		created: make(map[PageID]struct{}), before: make(map[PageID][]byte)}
 	return tx
 }
 
@@ -263,15 +281,16 @@ func (tx *Tx) writable(path []step, d int) (bufferpool.Page, error) {
 	if err := tx.t.readNode(id, func(n node) error { txid = n.txid(); return nil }); err != nil {
 		return bufferpool.Page{}, err
 	}
-	inPlace := txid == tx.txid || (txid > tx.frozen && len(tx.images) < maxBeforeImages)
+	inPlace := txid == tx.txid || (txid > tx.frozen && len(tx.before)*tx.t.pageSize < maxBeforeImages)
 	if inPlace {
 		pg, err := tx.t.pool.Get(id, bufferpool.Exclusive)
 		if err != nil {
 			return pg, err
 		}
 		if txid != tx.txid {
-			tx.before[id] = len(tx.images)
-			tx.images = append(tx.images, pg.Data()...)
+			img := tx.t.pageBuffer()
+			copy(img, pg.Data())
+			tx.before[id] = img
 			node(pg.Data()).setTxid(tx.txid)
 		}
 		return pg, nil
@@ -601,9 +620,7 @@ func (tx *Tx) Commit() (PageID, []PageID, error) {
 		return 0, nil, errors.New("btree: transaction finished")
 	}
 	tx.done = true
-	if cap(tx.images) <= maxBeforeImages {
-		tx.t.images = tx.images[:0]
-	}
+	tx.recycleImages()
 	return tx.root, append(tx.freed, tx.scrap...), nil
 }
 
@@ -617,19 +634,17 @@ func (tx *Tx) Abort() ([]PageID, error) {
 	}
 	tx.done = true
 	var err error
-	for id, off := range tx.before {
+	for id, img := range tx.before {
 		pg, gerr := tx.t.pool.Get(id, bufferpool.Exclusive)
 		if gerr != nil {
 			err = cmp.Or(err, gerr)
 			continue
 		}
-		copy(pg.Data(), tx.images[off:off+tx.t.pageSize])
+		copy(pg.Data(), img)
 		pg.MarkDirty()
 		pg.Release()
 	}
-	if cap(tx.images) <= maxBeforeImages {
-		tx.t.images = tx.images[:0]
-	}
+	tx.recycleImages()
 	return append(tx.Created(), tx.scrap...), err
 }
 
