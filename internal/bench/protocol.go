@@ -74,6 +74,10 @@ type Result struct {
 	P50us float64 `json:"p50_us"`
 	P95us float64 `json:"p95_us"`
 	P99us float64 `json:"p99_us"`
+	// P999us and MaxUs: the 99.9th percentile and the slowest transaction
+	// (a writer stalled by a checkpoint shows here).
+	P999us float64 `json:"p999_us"`
+	MaxUs  float64 `json:"max_us"`
 
 	// LogicalBytes is the size of the loaded keys and values; DiskBytes
 	// the engine directory's size after the load (and a Flush).

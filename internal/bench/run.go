@@ -323,4 +323,6 @@ func summarize(res *Result, workers []*worker, elapsed time.Duration) {
 	res.P50us = h.quantile(0.50) / 1e3
 	res.P95us = h.quantile(0.95) / 1e3
 	res.P99us = h.quantile(0.99) / 1e3
+	res.P999us = h.quantile(0.999) / 1e3
+	res.MaxUs = float64(h.max) / 1e3
 }
