@@ -172,18 +172,22 @@ func BenchmarkLargeValue(b *testing.B) {
 }
 
 // BenchmarkRandomUpdates: sysbench oltp_write_only's shape on cached data
-// (250,000 rows, a 96 MiB cache, R auto and R fixed at 0): each commit
+// (250,000 rows, a 96 MiB cache; R auto and R fixed at 0; 16 KiB and
+// 4 KiB pages): each commit
 // updates 4 random rows, not fsynced. Reports CPU per commit (steadier than
 // wall time on a shared machine), pages written and disk reads per commit.
 func BenchmarkRandomUpdates(b *testing.B) {
-	for _, fixed := range []bool{false, true} {
-		name := "r=auto"
-		if fixed {
-			name = "r=0"
+	for _, c := range []struct {
+		fixed bool
+		page  int
+	}{{false, 16 << 10}, {true, 16 << 10}, {false, 4 << 10}} {
+		name := fmt.Sprintf("r=auto/page=%dKiB", c.page>>10)
+		if c.fixed {
+			name = fmt.Sprintf("r=0/page=%dKiB", c.page>>10)
 		}
 		b.Run(name, func(b *testing.B) {
 			const rows = 250_000
-			db, err := Open(b.TempDir(), &Options{CacheSize: 96 << 20, FixedShare: fixed})
+			db, err := Open(b.TempDir(), &Options{CacheSize: 96 << 20, FixedShare: c.fixed, PageSize: c.page})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -218,6 +222,7 @@ func BenchmarkRandomUpdates(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-cpu0)/n/1e3, "cpu-µs/op")
 			b.ReportMetric(float64(st.Store.PagesWritten-before.Store.PagesWritten)/n, "pages-written/op")
 			b.ReportMetric(float64(st.Store.DiskReads-before.Store.DiskReads)/n, "disk-reads/op")
+			b.ReportMetric(float64(st.Store.FileBytesWritten-before.Store.FileBytesWritten)/n, "store-bytes/op")
 		})
 	}
 }
