@@ -705,6 +705,12 @@ func (db *DB) checkpointLocked() error {
 	if err := db.log.WaitDurable(min(m.lsn, db.log.NextLSN()-1)); err != nil {
 		return fmt.Errorf("strata: checkpoint: %w", err)
 	}
+	// From the meta page's write on, recovery may start from this tree
+	// even if the checkpoint then fails: its pages are not fresh any
+	// more (a replaced one waits for a checkpoint that succeeds).
+	db.mu.Lock()
+	clear(db.fresh)
+	db.mu.Unlock()
 	pg, err := db.pool.Get(0, bufferpool.Exclusive)
 	if err != nil {
 		return fmt.Errorf("strata: checkpoint: %w", err)
@@ -723,7 +729,6 @@ func (db *DB) checkpointLocked() error {
 	}
 	db.mu.Lock()
 	db.ckptTxid = m.txid
-	clear(db.fresh) // durable now
 	db.mu.Unlock()
 	db.walAtCkpt.Store(db.log.Stats().Bytes)
 	db.st.checkpoints.Add(1)
