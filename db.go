@@ -68,6 +68,9 @@ type DB struct {
 	// transactions read pages no commit changes in place (frozen below, or
 	// writeMu held) and do not take it.
 	treeMu sync.RWMutex
+	// broken is set (under treeMu) when a failed commit could not be
+	// undone: the tree holds part of it, so reads refuse until reopen.
+	broken error
 	// frozen is the txid of the last checkpoint begun: pages written at or
 	// before it belong to a checkpoint's tree, and a commit copies them
 	// instead of changing them in place. Guarded by writeMu.
@@ -391,6 +394,10 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	// changed in place, and a replaced chain is freed only once no read
 	// of an older version is in flight).
 	db.treeMu.RLock()
+	if db.broken != nil {
+		db.treeMu.RUnlock()
+		return nil, db.broken
+	}
 	v := db.acquireVersion()
 	defer v.release()
 	var value []byte
@@ -637,8 +644,9 @@ func (db *DB) freePages(ids []btree.PageID, txid uint64) {
 // old contents back, and its new pages are freed. No version ever used
 // them, so one that cannot be freed now waits in the pending list for the
 // next checkpoint, like any other deferred free. If a page cannot be put
-// back, the tree is no longer the last commit's: writes are refused until
-// reopen (recovery rebuilds it from the checkpoint and the WAL).
+// back, the tree is no longer the last commit's: reads, writes and
+// checkpoints are refused until reopen (recovery rebuilds it from the
+// checkpoint and the WAL). Called with treeMu held exclusively.
 func (db *DB) abort(tx *btree.Tx) {
 	db.mu.RLock()
 	txid := db.txid
@@ -646,6 +654,7 @@ func (db *DB) abort(tx *btree.Tx) {
 	ids, err := tx.Abort()
 	if err != nil {
 		db.failed = fmt.Errorf("strata: discarding a failed commit, reopen to recover: %w", err)
+		db.broken = db.failed
 	}
 	db.freePages(ids, txid)
 }
@@ -684,6 +693,10 @@ func (db *DB) Checkpoint() error {
 
 // checkpointLocked runs a checkpoint; writeMu is held (or Open is running).
 func (db *DB) checkpointLocked() error {
+	if db.failed != nil {
+		// The tree may hold part of a commit: never make it durable.
+		return db.failed
+	}
 	// From here on the checkpoint's tree is frozen: later commits copy
 	// its pages instead of changing them.
 	db.frozen = db.txid
