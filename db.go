@@ -72,6 +72,9 @@ type DB struct {
 	// transactions read pages no commit changes in place (frozen below, or
 	// writeMu held) and do not take it.
 	treeMu sync.RWMutex
+	// broken is set (under treeMu) when a failed commit could not be
+	// undone: the tree holds part of it, so reads refuse until reopen.
+	broken error
 	// frozen is the txid of the last checkpoint begun: pages written at or
 	// before it belong to a checkpoint's tree, and a commit copies them
 	// instead of changing them in place. Guarded by writeMu.
@@ -399,6 +402,10 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	// changed in place, and a replaced chain is freed only once no read
 	// of an older version is in flight).
 	db.treeMu.RLock()
+	if db.broken != nil {
+		db.treeMu.RUnlock()
+		return nil, db.broken
+	}
 	v := db.acquireVersion()
 	defer v.release()
 	var value []byte
@@ -645,8 +652,9 @@ func (db *DB) freePages(ids []btree.PageID, txid uint64) {
 // old contents back, and its new pages are freed. No version ever used
 // them, so one that cannot be freed now waits in the pending list for the
 // next checkpoint, like any other deferred free. If a page cannot be put
-// back, the tree is no longer the last commit's: writes are refused until
-// reopen (recovery rebuilds it from the checkpoint and the WAL).
+// back, the tree is no longer the last commit's: reads, writes and
+// checkpoints are refused until reopen (recovery rebuilds it from the
+// checkpoint and the WAL). Called with treeMu held exclusively.
 func (db *DB) abort(tx *btree.Tx) {
 	db.mu.RLock()
 	txid := db.txid
@@ -654,6 +662,7 @@ func (db *DB) abort(tx *btree.Tx) {
 	ids, err := tx.Abort()
 	if err != nil {
 		db.failed = fmt.Errorf("strata: discarding a failed commit, reopen to recover: %w", err)
+		db.broken = db.failed
 	}
 	db.freePages(ids, txid)
 }
@@ -718,14 +727,17 @@ func (db *DB) checkpoint() error {
 	db.writeMu.Unlock()
 	db.st.freezeNanos.Add(int64(time.Since(start)))
 
-	if err := db.writeCheckpoint(m, flush); err != nil {
-		db.mu.Lock()
-		for id := range flush {
-			if _, replaced := db.fresh[id]; !replaced {
+	metaWritten := false
+	if err := db.writeCheckpoint(m, flush, &metaWritten); err != nil {
+		if !metaWritten {
+			// No meta page points to these pages: they are still only
+			// the current tree's, as fresh as before the freeze.
+			db.mu.Lock()
+			for id := range flush {
 				db.fresh[id] = true
 			}
+			db.mu.Unlock()
 		}
-		db.mu.Unlock()
 		return fmt.Errorf("strata: checkpoint: %w", err)
 	}
 	db.mu.Lock()
@@ -740,7 +752,7 @@ func (db *DB) checkpoint() error {
 // writeCheckpoint makes the frozen version m durable: the pages of flush
 // (those of its tree that may be dirty), then — write-ahead — the WAL up to
 // m's record, then the meta page; then it drops the WAL files m covers.
-func (db *DB) writeCheckpoint(m meta, flush map[btree.PageID]bool) error {
+func (db *DB) writeCheckpoint(m meta, flush map[btree.PageID]bool, metaWritten *bool) error {
 	ids := make([]btree.PageID, 0, len(flush))
 	for id := range flush {
 		ids = append(ids, id)
@@ -761,6 +773,10 @@ func (db *DB) writeCheckpoint(m meta, flush map[btree.PageID]bool) error {
 	if err := db.log.WaitDurable(min(m.lsn, db.log.NextLSN()-1)); err != nil {
 		return err
 	}
+	// From the meta page's write on, recovery may start from this tree
+	// even if the checkpoint then fails: its pages must not become fresh
+	// again (freeable at once when replaced).
+	*metaWritten = true
 	pg, err := db.pool.Get(0, bufferpool.Exclusive)
 	if err != nil {
 		return err

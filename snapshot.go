@@ -24,6 +24,9 @@ func (db *DB) NewSnapshot() (*Snapshot, error) {
 	// on, commits copy the snapshot's pages instead.
 	db.treeMu.RLock()
 	defer db.treeMu.RUnlock()
+	if db.broken != nil {
+		return nil, db.broken
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.snaps[db.txid]++
