@@ -70,12 +70,17 @@ func costBenefit(live, size int64, age uint64) float64 {
 // chooseVictims returns the segments a pass should clean, best first.
 // Called with mu held.
 func (s *Store) chooseVictims() []*segment {
+	t := s.opts.CleanerThreshold
 	var segBytes, garbage int64
 	var cands []victim
 	for _, seg := range s.segs {
 		segBytes += seg.size
 		garbage += seg.size - seg.live
-		if !seg.cleanable() || seg.live >= seg.size || s.isHead(seg) {
+		// A victim must be at least half as empty as the store may be:
+		// relocating nearly live segments reclaims little, and where the
+		// garbage is in segments that cannot be cleaned yet (the heads)
+		// it would never bring the share down.
+		if !seg.cleanable() || s.isHead(seg) || float64(seg.size-seg.live) < t/2*float64(seg.size) {
 			continue
 		}
 		age := uint64(1)
@@ -84,7 +89,6 @@ func (s *Store) chooseVictims() []*segment {
 		}
 		cands = append(cands, victim{seg, costBenefit(seg.live, seg.size, age)})
 	}
-	t := s.opts.CleanerThreshold
 	if segBytes == 0 || float64(garbage) <= t*float64(segBytes) {
 		return nil
 	}

@@ -164,15 +164,18 @@ func (s *Store) recover() error {
 		}
 	}
 	s.nextID = PageID(len(s.pmap.entries))
+	if err := s.truncateMapLog(); err != nil {
+		return err
+	}
 	if err := s.newHead(streamHot); err != nil {
 		return fmt.Errorf("pagestore: %w", err)
 	}
 	return nil
 }
 
-// applyMapLog opens the map log (creating it if there is none), applies its
-// deltas of the checkpoint's generation to the map, the state and the
-// stamps, and truncates what follows them.
+// applyMapLog opens the map log (creating it if there is none) and applies
+// its deltas of the checkpoint's generation to the map, the state and the
+// stamps.
 func (s *Store) applyMapLog(state *ckptState, stamps map[uint32]uint64) error {
 	path := filepath.Join(s.dir, mapLogName)
 	f, err := s.fs.OpenFile(path, os.O_RDWR, 0, vfs.OpenOptions{})
@@ -214,23 +217,32 @@ func (s *Store) applyMapLog(state *ckptState, stamps map[uint32]uint64) error {
 			stamps[si.num] = si.stamp
 		}
 	}
-	// Present entries must point below the final next segment number (a
-	// delta's own entries were checked against its own, which only grows).
+	// Entries point below their own record's next segment number, and
+	// that only grows: below the final one.
 	s.deltas = uint64(len(deltas))
-	size, err := f.Size()
+	s.mapLogBytes = valid
+	return nil
+}
+
+// truncateMapLog drops what follows the map log's valid records: a record
+// torn by a crash, or records of an older generation. It runs once recovery
+// has succeeded, so that a store it reports as corrupt keeps all its bytes.
+func (s *Store) truncateMapLog() error {
+	path := filepath.Join(s.dir, mapLogName)
+	size, err := s.mapLog.Size()
 	if err != nil {
 		return fmt.Errorf("pagestore: size of %s: %w", path, err)
 	}
-	if valid < size {
-		s.log.Warn("pagestore: dropping the torn or obsolete tail of the map log", "file", path, "offset", valid, "bytes", size-valid)
-		if err := f.Truncate(valid); err != nil {
-			return fmt.Errorf("pagestore: truncate %s at %d: %w", path, valid, err)
-		}
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("pagestore: sync %s: %w", path, err)
-		}
+	if size <= s.mapLogBytes {
+		return nil
 	}
-	s.mapLogBytes = valid
+	s.log.Warn("pagestore: dropping the torn or obsolete tail of the map log", "file", path, "offset", s.mapLogBytes, "bytes", size-s.mapLogBytes)
+	if err := s.mapLog.Truncate(s.mapLogBytes); err != nil {
+		return fmt.Errorf("pagestore: truncate %s at %d: %w", path, s.mapLogBytes, err)
+	}
+	if err := s.mapLog.Sync(); err != nil {
+		return fmt.Errorf("pagestore: sync %s: %w", path, err)
+	}
 	return nil
 }
 

@@ -531,9 +531,19 @@ func (s *Store) readRecord(id PageID, scratch []byte) (recordHeader, []byte, loc
 	start := time.Now()
 	if int64(loc.off)+int64(loc.len) > seg.written {
 		// Some or all of the record is still in a write buffer. Copy
-		// it out under the lock; this is rare (only the newest records).
-		rec, err = s.readBuffered(seg, loc, scratch)
-		s.mu.RUnlock()
+		// that part out under the lock; this is rare (only the newest
+		// records). A part already in the file is read after it.
+		var from int64
+		var onDisk int
+		rec, from, onDisk, err = s.readBuffered(seg, loc, scratch)
+		if err != nil || onDisk == 0 {
+			s.mu.RUnlock()
+		} else {
+			seg.pin()
+			s.mu.RUnlock()
+			_, err = seg.f.ReadAt(scratch[:onDisk], from)
+			seg.unpin()
+		}
 		s.stats.bufferReads.Add(1)
 	} else {
 		seg.pin()

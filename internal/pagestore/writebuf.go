@@ -162,19 +162,20 @@ func (s *Store) writeBuffer(b *wbuf) error {
 	return nil
 }
 
-// readBuffered assembles a record that ends beyond seg.written: the part
-// before written (if any) from the file, the rest from the segment's
-// pending buffers and its stream's current buffer. Called with mu held for
-// reading; scratch is BlockSize aligned.
-func (s *Store) readBuffered(seg *segment, loc location, scratch []byte) ([]byte, error) {
+// readBuffered copies the part of a record that is beyond seg.written
+// (not yet in the file) out of the segment's pending buffers and its
+// stream's current buffer into scratch, which is BlockSize aligned. If the
+// record starts before written, the caller must then read the file's part,
+// [fileFrom, seg.written at the call), into scratch[:onDisk]: readBuffered
+// leaves that room. It returns the record's place in scratch. Called with mu
+// held for reading.
+func (s *Store) readBuffered(seg *segment, loc location, scratch []byte) (rec []byte, fileFrom int64, onDisk int, err error) {
 	off, end := int64(loc.off), int64(loc.off)+int64(loc.len)
 	base := off // file offset of scratch[0]
 	if off < seg.written {
-		// written is block aligned: read [aligned(off), written).
+		// written is block aligned: the file's part is [aligned(off), written).
 		base = off &^ (vfs.BlockSize - 1)
-		if _, err := seg.f.ReadAt(scratch[:seg.written-base], base); err != nil {
-			return nil, err
-		}
+		onDisk = int(seg.written - base)
 	}
 	covered := max(off, seg.written)
 	fill := func(b *wbuf) {
@@ -191,9 +192,9 @@ func (s *Store) readBuffered(seg *segment, loc location, scratch []byte) ([]byte
 		fill(st.cur)
 	}
 	if covered < end {
-		return nil, errors.New("record not found in the write buffers")
+		return nil, 0, 0, errors.New("record not found in the write buffers")
 	}
-	return scratch[off-base : end-base], nil
+	return scratch[off-base : end-base], base, onDisk, nil
 }
 
 // Sync makes every page written and freed before the call durable.
