@@ -170,7 +170,7 @@ func TestVictimChoice(t *testing.T) {
 	if len(got) != 1 || got[0].num != 6 {
 		t.Fatalf("victims %v, want segment 6 alone", nums(got))
 	}
-	s.segs[6].live = 90 // now 10% garbage: under half the threshold
+	s.segs[6].live = 90  // now 10% garbage: under half the threshold
 	add(7, 100, 10, 200) // 0.9·800/0.2 = 3600
 	// Garbage 235 of 700: need (235-210)/0.7 = 36 bytes: segment 7.
 	got = s.chooseVictims()

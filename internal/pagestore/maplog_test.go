@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -46,8 +46,12 @@ func diffMaps(got, want []location) string {
 // the same segment, offset and length as before. Checkpoints alternate
 // between deltas and full maps (MapLogRatio 8), or are always full.
 func TestMapModel(t *testing.T) {
+	seeds := uint64(3)
+	if raceEnabled {
+		seeds = 1
+	}
 	for _, ratio := range []float64{8, 1} {
-		for seed := uint64(1); seed <= 4; seed++ {
+		for seed := uint64(1); seed <= seeds; seed++ {
 			t.Run(fmt.Sprintf("ratio%v/seed%d", ratio, seed), func(t *testing.T) {
 				testMapModel(t, seed, ratio)
 			})
@@ -67,7 +71,7 @@ func testMapModel(t *testing.T, seed uint64, ratio float64) {
 	}
 	defer func() { s.Close() }()
 	// Enough pages that a delta (one 4 KiB block) is smaller than the map.
-	const maxID = 600
+	const maxID = 400
 	m := model{}
 	ver := 0
 	var deltas, fulls, reopens, crashes int64
@@ -101,7 +105,7 @@ func testMapModel(t *testing.T, seed uint64, ratio float64) {
 		}
 		checkModel(t, s, m, maxID)
 	}
-	for i := 0; i < 6000; i++ {
+	for i := 0; i < 4000; i++ {
 		id := PageID(rng.IntN(maxID))
 		switch r := rng.IntN(1000); {
 		case r < 700:
@@ -220,20 +224,22 @@ func TestCheckpointWritesDelta(t *testing.T) {
 	}
 }
 
+const deltaPages = 800
+
 // deltaStore builds a store whose map log holds several deltas and returns
 // the expected content and the map log's record offsets.
 func deltaStore(t *testing.T, fs *vfs.MemFS) (model, []int64) {
 	t.Helper()
-	s, _ := bigStore(t, fs, 2000, func(o *Options) { o.MapLogRatio = 100 })
+	s, _ := bigStore(t, fs, deltaPages, func(o *Options) { o.MapLogRatio = 100 })
 	m := model{}
-	for id := PageID(0); id < 2000; id++ {
+	for id := PageID(0); id < deltaPages; id++ {
 		m[id] = 2
 	}
 	var offs []int64
 	for round := 0; round < 5; round++ {
 		offs = append(offs, s.mapLogBytes)
 		for i := 0; i < 50; i++ {
-			id := PageID(round*300 + i)
+			id := PageID(round*150 + i)
 			if i%7 == 0 {
 				if err := s.Free(id); err != nil {
 					t.Fatal(err)
@@ -309,7 +315,7 @@ func TestMapLogTornDelta(t *testing.T) {
 			if size := fileSize(t, fs, name); size != last {
 				t.Fatalf("map log is %d bytes after recovery; the torn record at %d should be gone", size, last)
 			}
-			checkModel(t, s, m, 2000)
+			checkModel(t, s, m, deltaPages)
 		})
 	}
 }
@@ -367,7 +373,7 @@ func TestMapLogStaleGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	checkModel(t, s, m, 2000)
+	checkModel(t, s, m, deltaPages)
 }
 
 // TestCorruptMapLog flips bytes in the map log of a store with several
@@ -379,7 +385,11 @@ func TestCorruptMapLog(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	name := filepath.Join("db", mapLogName)
 	corrupt := 0
-	for trial := 0; trial < 60; trial++ {
+	trials := 30
+	if raceEnabled {
+		trials = 6
+	}
+	for trial := 0; trial < trials; trial++ {
 		fs := vfs.NewMem()
 		m, offs := deltaStore(t, fs)
 		rec := rng.IntN(len(offs))
@@ -406,7 +416,7 @@ func TestCorruptMapLog(t *testing.T) {
 			s.Close()
 			t.Fatalf("trial %d: flip in delta %d of %d accepted", trial, rec, len(offs))
 		}
-		checkModel(t, s, m, 2000)
+		checkModel(t, s, m, deltaPages)
 		s.Close()
 	}
 	if corrupt == 0 {
