@@ -152,7 +152,8 @@ func decodeMapDelta(b []byte, pageSize uint32) (*mapDelta, error) {
 // generation that a crash kept the log from being emptied of. Either was
 // never acknowledged or is obsolete, so the caller truncates the file
 // there. A valid record of gen after an invalid one is corruption: records
-// are appended one at a time, each synced before the next.
+// are appended one at a time, each synced before the next. With that error
+// it still returns the deltas before the invalid record.
 func readMapLog(f vfs.File, gen uint64, pageSize uint32) ([]*mapDelta, int64, error) {
 	size, err := f.Size()
 	if err != nil {
@@ -161,31 +162,8 @@ func readMapLog(f vfs.File, gen uint64, pageSize uint32) ([]*mapDelta, int64, er
 	var deltas []*mapDelta
 	off := int64(0)
 	block := make([]byte, vfs.BlockSize)
-	// read returns the record starting at off, or why there is none.
-	read := func(off int64) (*mapDelta, error) {
-		k, err := f.ReadAt(block, off)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		n, lerr := mapDeltaLength(block[:k])
-		if lerr != nil {
-			return nil, &recordError{lerr.Error()}
-		}
-		if int64(n) > size-off {
-			return nil, &recordError{"map log record runs past the end of the file"}
-		}
-		rec := make([]byte, n)
-		if _, err := f.ReadAt(rec, off); err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		d, derr := decodeMapDelta(rec, pageSize)
-		if derr != nil {
-			return nil, &recordError{derr.Error()}
-		}
-		return d, nil
-	}
 	for off < size {
-		d, err := read(off)
+		d, err := readMapDeltaAt(f, off, size, pageSize, block)
 		var re *recordError
 		if errors.As(err, &re) || (err == nil && (d.generation != gen || d.number != uint64(len(deltas))+1)) {
 			break
@@ -198,7 +176,7 @@ func readMapLog(f vfs.File, gen uint64, pageSize uint32) ([]*mapDelta, int64, er
 	}
 	// Nothing valid of this generation may follow.
 	for next := off + vfs.BlockSize; next < size; next += vfs.BlockSize {
-		d, err := read(next)
+		d, err := readMapDeltaAt(f, next, size, pageSize, block)
 		var re *recordError
 		if errors.As(err, &re) {
 			continue
@@ -207,8 +185,34 @@ func readMapLog(f vfs.File, gen uint64, pageSize uint32) ([]*mapDelta, int64, er
 			return nil, 0, err
 		}
 		if d.generation == gen && d.number > uint64(len(deltas)) {
-			return nil, 0, fmt.Errorf("%w: map log record %d of generation %d at offset %d follows an invalid record at offset %d", ErrCorrupt, d.number, gen, next, off)
+			return deltas, off, fmt.Errorf("%w: map log record %d of generation %d at offset %d follows an invalid record at offset %d", ErrCorrupt, d.number, gen, next, off)
 		}
 	}
 	return deltas, off, nil
+}
+
+// readMapDeltaAt reads the record that starts at off of the map log f,
+// size bytes long; block is a BlockSize scratch buffer. A *recordError says
+// why no valid record is there; other errors are I/O errors.
+func readMapDeltaAt(f vfs.File, off, size int64, pageSize uint32, block []byte) (*mapDelta, error) {
+	k, err := f.ReadAt(block, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	n, lerr := mapDeltaLength(block[:k])
+	if lerr != nil {
+		return nil, &recordError{lerr.Error()}
+	}
+	if int64(n) > size-off {
+		return nil, &recordError{"map log record runs past the end of the file"}
+	}
+	rec := make([]byte, n)
+	if _, err := f.ReadAt(rec, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	d, derr := decodeMapDelta(rec, pageSize)
+	if derr != nil {
+		return nil, &recordError{derr.Error()}
+	}
+	return d, nil
 }

@@ -69,77 +69,33 @@ func (s *Store) recover() error {
 	s.nextSeq = state.nextSeq
 	s.nextSegNum = state.nextSegNum
 
-	// Segments recovery replays: each stream's head at the checkpoint (from
-	// its replay position) and every segment created after it. Other
-	// segments are whole and reflected in the map; those the map does not
-	// point into are leftovers of a cleaning pass that crashed after its
-	// checkpoint but before deleting them.
+	// Segments the map points into, other than replay heads, are whole and
+	// reflected in the map.
 	referenced := make(map[uint32]bool)
 	for _, e := range s.pmap.entries {
 		if e.present() {
 			referenced[e.seg] = true
 		}
 	}
-	isReplayHead := func(n uint32) (int, bool) {
-		for i, r := range state.replay {
-			if r.seg != 0 && r.seg == n {
-				return i, true
-			}
+	plan := planReplay(nums, state, referenced)
+	for _, n := range plan.obsolete {
+		path := segmentPath(s.dir, n)
+		s.log.Info("pagestore: removing obsolete segment", "file", path)
+		if err := s.fs.Remove(path); err != nil {
+			return fmt.Errorf("pagestore: remove obsolete segment %s: %w", path, err)
 		}
-		return 0, false
 	}
-	onDisk := make(map[uint32]bool, len(nums))
-	var replay []uint32
-	for _, n := range nums {
-		onDisk[n] = true
-		_, head := isReplayHead(n)
-		switch {
-		case n >= state.nextSegNum:
-			if n >= state.nextSegNum+1<<20 {
-				return fmt.Errorf("pagestore: %s: %w: segment %d far beyond the checkpoint's next segment %d", s.dir, ErrCorrupt, n, state.nextSegNum)
-			}
-			replay = append(replay, n)
-		case head:
-			replay = append(replay, n)
-		case referenced[n]:
-		default:
-			path := segmentPath(s.dir, n)
-			s.log.Info("pagestore: removing obsolete segment", "file", path)
-			if err := s.fs.Remove(path); err != nil {
-				return fmt.Errorf("pagestore: remove obsolete segment %s: %w", path, err)
-			}
-		}
+	if len(plan.problems) > 0 {
+		return fmt.Errorf("pagestore: %s: %w: %s", s.dir, ErrCorrupt, plan.problems[0].msg)
 	}
 	for n := range referenced {
-		if !onDisk[n] {
-			return fmt.Errorf("pagestore: %s: %w: checkpoint references missing segment %s", s.dir, ErrCorrupt, segmentFileName(n))
-		}
-		if _, head := isReplayHead(n); !head {
+		if !state.isReplayHead(n) {
 			if err := s.openSegment(n); err != nil {
 				return err
 			}
 		}
 	}
-	// A replay head was synced before the checkpoint named it, so it must
-	// exist (unless it is the segment to be created next: nothing was
-	// written), and the segments created after the checkpoint are numbered
-	// without a gap: a gap means a lost file.
-	for _, r := range state.replay {
-		if r.seg != 0 && r.seg < state.nextSegNum && !onDisk[r.seg] {
-			return fmt.Errorf("pagestore: %s: %w: replay segment %s is missing", s.dir, ErrCorrupt, segmentFileName(r.seg))
-		}
-	}
-	next := state.nextSegNum
-	for _, n := range replay {
-		if n < state.nextSegNum {
-			continue
-		}
-		if n != next {
-			return fmt.Errorf("pagestore: %s: %w: segment %s is missing", s.dir, ErrCorrupt, segmentFileName(next))
-		}
-		next++
-	}
-	if err := s.replay(replay, state, referenced, stamps); err != nil {
+	if err := s.replay(plan.replay, state, referenced, stamps); err != nil {
 		return err
 	}
 	// Live bytes per segment, from the recovered map.
@@ -196,32 +152,129 @@ func (s *Store) applyMapLog(state *ckptState, stamps map[uint32]uint64) error {
 		}
 		return fmt.Errorf("pagestore: read %s: %w", path, err)
 	}
-	if s.needFull && len(deltas) > 0 {
-		return fmt.Errorf("pagestore: %s: %w: deltas extend a checkpoint of version 1", path, ErrCorrupt)
-	}
-	for _, d := range deltas {
-		if d.nextSeq < state.nextSeq || d.nextSegNum < state.nextSegNum {
-			return fmt.Errorf("pagestore: %s: %w: delta %d goes back in the log", path, ErrCorrupt, d.number)
-		}
-		*state = d.ckptState
-		for _, e := range d.entries {
-			if uint64(e.id) >= uint64(len(s.pmap.entries)) {
-				if !e.loc.present() {
-					continue
-				}
-				s.pmap.grow(uint64(e.id) + 1)
-			}
-			s.pmap.entries[e.id] = e.loc
-		}
-		for _, si := range d.segs {
-			stamps[si.num] = si.stamp
-		}
+	if err := applyDeltas(&s.pmap, state, stamps, deltas, s.needFull); err != nil {
+		return fmt.Errorf("pagestore: %s: %w: %v", path, ErrCorrupt, err)
 	}
 	// Entries point below their own record's next segment number, and
 	// that only grows: below the final one.
 	s.deltas = uint64(len(deltas))
 	s.mapLogBytes = valid
 	return nil
+}
+
+// applyDeltas applies the map log's deltas, in order, to the page map, the
+// checkpoint state and the segments' stamps. fromV1 says the checkpoint is
+// of version 1, which no delta can extend.
+func applyDeltas(pm *pageMap, state *ckptState, stamps map[uint32]uint64, deltas []*mapDelta, fromV1 bool) error {
+	if fromV1 && len(deltas) > 0 {
+		return errors.New("deltas extend a checkpoint of version 1")
+	}
+	for _, d := range deltas {
+		if d.nextSeq < state.nextSeq || d.nextSegNum < state.nextSegNum {
+			return fmt.Errorf("delta %d goes back in the log", d.number)
+		}
+		*state = d.ckptState
+		for _, e := range d.entries {
+			if uint64(e.id) >= uint64(len(pm.entries)) {
+				if !e.loc.present() {
+					continue
+				}
+				pm.grow(uint64(e.id) + 1)
+			}
+			pm.entries[e.id] = e.loc
+		}
+		for _, si := range d.segs {
+			stamps[si.num] = si.stamp
+		}
+	}
+	return nil
+}
+
+// replayPlan is what recovery does with the segment files, decided from
+// the checkpoint state (after the map log) and the segments the page map
+// points into (referenced).
+type replayPlan struct {
+	// replay: the segments replayed, in increasing order: each stream's
+	// head at the checkpoint (from its replay position) and every segment
+	// created after it.
+	replay []uint32
+	// obsolete: segments neither referenced nor replayed, left by a
+	// cleaning pass that crashed after its checkpoint but before deleting
+	// them. Recovery deletes them.
+	obsolete []uint32
+	// problems: why recovery fails (each is corruption), in the order it
+	// checks them.
+	problems []segmentProblem
+}
+
+// segmentProblem is a reason recovery fails, about segment num.
+type segmentProblem struct {
+	num uint32
+	msg string
+}
+
+// isReplayHead says whether segment n is a stream's replay segment.
+func (c *ckptState) isReplayHead(n uint32) bool {
+	for _, r := range c.replay {
+		if r.seg != 0 && r.seg == n {
+			return true
+		}
+	}
+	return false
+}
+
+// planReplay decides, from the segment files on disk (nums, increasing),
+// which segments recovery replays and which it deletes, and checks that no
+// segment it needs is missing. It only reads its arguments.
+func planReplay(nums []uint32, state ckptState, referenced map[uint32]bool) replayPlan {
+	var p replayPlan
+	onDisk := make(map[uint32]bool, len(nums))
+	for _, n := range nums {
+		onDisk[n] = true
+		switch {
+		case n >= state.nextSegNum:
+			if n >= state.nextSegNum+1<<20 {
+				p.problems = append(p.problems, segmentProblem{n, fmt.Sprintf("segment %d far beyond the checkpoint's next segment %d", n, state.nextSegNum)})
+			}
+			p.replay = append(p.replay, n)
+		case state.isReplayHead(n):
+			p.replay = append(p.replay, n)
+		case referenced[n]:
+		default:
+			p.obsolete = append(p.obsolete, n)
+		}
+	}
+	var missing []uint32
+	for n := range referenced {
+		if !onDisk[n] {
+			missing = append(missing, n)
+		}
+	}
+	slices.Sort(missing)
+	for _, n := range missing {
+		p.problems = append(p.problems, segmentProblem{n, "checkpoint references missing segment " + segmentFileName(n)})
+	}
+	// A replay head was synced before the checkpoint named it, so it must
+	// exist (unless it is the segment to be created next: nothing was
+	// written), and the segments created after the checkpoint are numbered
+	// without a gap: a gap means a lost file.
+	for _, r := range state.replay {
+		if r.seg != 0 && r.seg < state.nextSegNum && !onDisk[r.seg] {
+			p.problems = append(p.problems, segmentProblem{r.seg, fmt.Sprintf("replay segment %s is missing", segmentFileName(r.seg))})
+		}
+	}
+	next := state.nextSegNum
+	for _, n := range p.replay {
+		if n < state.nextSegNum {
+			continue
+		}
+		if n != next {
+			p.problems = append(p.problems, segmentProblem{next, fmt.Sprintf("segment %s is missing", segmentFileName(next))})
+			break
+		}
+		next++
+	}
+	return p
 }
 
 // truncateMapLog drops what follows the map log's valid records: a record
@@ -296,27 +349,14 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 			return fmt.Errorf("pagestore: read segment %s: %w", seg.path, err)
 		}
 		data = data[:k]
-		r := &replayed{seg: seg, data: data}
-		stream, herr := checkSegmentHeader(data, s.pageSize, n)
-		if herr == nil {
-			r.stream = stream
-			seg.stream = stream
-		} else {
-			head := false
-			for _, rp := range state.replay {
-				head = head || rp.seg == n
-			}
-			if head || referenced[n] {
-				return fmt.Errorf("pagestore: segment %s offset 0: %w: %v", seg.path, ErrCorrupt, herr)
-			}
-			if len(data) > segmentHeaderSize {
-				if _, _, rerr := decodeRecord(data[segmentHeaderSize:], s.pageSize); rerr == nil {
-					return fmt.Errorf("pagestore: segment %s offset 0: %w: %v (but records follow)", seg.path, ErrCorrupt, herr)
-				}
-			}
-			r.empty = true
+		stream, empty, herr := checkReplayedHeader(data, s.pageSize, n, state.isReplayHead(n) || referenced[n])
+		if herr != nil {
+			return fmt.Errorf("pagestore: segment %s offset 0: %w: %v", seg.path, ErrCorrupt, herr)
 		}
-		segs = append(segs, r)
+		if !empty {
+			seg.stream = stream
+		}
+		segs = append(segs, &replayed{seg: seg, data: data, stream: stream, empty: empty})
 	}
 	// Empty segments at the end are removed, their numbers reused.
 	for len(segs) > 0 && segs[len(segs)-1].empty {
@@ -341,9 +381,7 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 			s.nextSegNum = r.seg.num + 1
 		}
 	}
-	// seqs holds the sequence number (plus one) of the record each replayed
-	// page id got its entry from.
-	seqs := map[PageID]uint64{}
+	rm := replayMap{pm: &s.pmap, seqs: map[PageID]uint64{}}
 	var nextSeq [numStreams]uint64 // above the stream's last record
 	maxSeq := state.nextSeq
 	for _, r := range segs {
@@ -354,16 +392,12 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 			}
 			continue
 		}
-		from := int64(0)
-		if rp := state.replay[r.stream]; rp.seg == seg.num {
-			from = int64(rp.off)
-			if int64(len(r.data)) < from {
-				return fmt.Errorf("pagestore: %s: %w: segment %s is %d bytes, the checkpoint replays it from %d", s.dir, ErrCorrupt, seg.path, len(r.data), from)
-			}
-		} else if seg.num < state.nextSegNum {
-			return fmt.Errorf("pagestore: %s: %w: segment %s is stream %d's replay segment in the checkpoint but a segment of stream %d", s.dir, ErrCorrupt, seg.path, 1-r.stream, r.stream)
+		from, err := replayFrom(state, seg.num, r.stream, int64(len(r.data)))
+		if err != nil {
+			return fmt.Errorf("pagestore: %s: %w: segment %s %v", s.dir, ErrCorrupt, seg.path, err)
 		}
-		end, next, tornErr := s.replayRecords(seg, r.data, from, max(state.nextSeq, nextSeq[r.stream]), seqs)
+		end, next, tornErr := replayRecords(r.data, from, s.pageSize, max(state.nextSeq, nextSeq[r.stream]),
+			func(off int64, h recordHeader) { rm.apply(seg.num, off, h) })
 		if next > 0 {
 			nextSeq[r.stream] = next
 			maxSeq = max(maxSeq, next)
@@ -389,47 +423,122 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 	return nil
 }
 
-// replayRecords applies seg's records in data from offset from on, each
-// with a sequence number of at least minSeq and above the previous one. It
-// returns where it stopped, the last sequence number applied plus one (0:
-// none) and why it stopped before the end ("" if it did not).
-func (s *Store) replayRecords(seg *segment, data []byte, from int64, minSeq uint64, seqs map[PageID]uint64) (int64, uint64, string) {
+// The rest of this file's replay logic only reads: Inspect (inspect.go)
+// uses it too, so that it rebuilds the page map exactly as Open does.
+
+// checkReplayedHeader verifies the header of a segment that recovery
+// replays and returns the segment's stream. A segment whose header is
+// invalid and after which no valid record starts was created but never
+// synced (empty), unless it must hold data (mustHold: it is a replay head
+// or the page map points into it): then, as when records follow, the
+// invalid header is an error.
+func checkReplayedHeader(data []byte, pageSize int, num uint32, mustHold bool) (stream int, empty bool, err error) {
+	stream, err = checkSegmentHeader(data, pageSize, num)
+	if err == nil {
+		return stream, false, nil
+	}
+	if mustHold {
+		return 0, false, err
+	}
+	if len(data) > segmentHeaderSize {
+		if _, _, rerr := decodeRecord(data[segmentHeaderSize:], pageSize); rerr == nil {
+			return 0, false, fmt.Errorf("%v (but records follow)", err)
+		}
+	}
+	return 0, true, nil
+}
+
+// replayFrom returns the offset from which recovery replays segment num of
+// the given stream, size bytes long: its stream's replay offset if it is
+// the stream's replay segment, else the start (a segment created after the
+// checkpoint). The error says why the segment contradicts the checkpoint.
+func replayFrom(state ckptState, num uint32, stream int, size int64) (int64, error) {
+	if rp := state.replay[stream]; rp.seg == num {
+		if size < int64(rp.off) {
+			return 0, fmt.Errorf("is %d bytes, the checkpoint replays it from %d", size, rp.off)
+		}
+		return int64(rp.off), nil
+	}
+	if num < state.nextSegNum {
+		return 0, fmt.Errorf("is stream %d's replay segment in the checkpoint but a segment of stream %d", 1-stream, stream)
+	}
+	return 0, nil
+}
+
+// replayMap applies replayed records to a page map: for each page the
+// record with the highest sequence number wins, a free record deleting it.
+type replayMap struct {
+	pm   *pageMap
+	seqs map[PageID]uint64 // per page id replayed: the winning record's sequence number plus one
+}
+
+func (r *replayMap) apply(seg uint32, off int64, h recordHeader) {
+	if r.seqs[h.pageID] <= h.seq {
+		r.seqs[h.pageID] = h.seq + 1
+		if h.kind == kindPage {
+			r.pm.set(h.pageID, location{seg: seg, off: uint32(off), len: uint32(h.size())})
+		} else {
+			r.pm.remove(h.pageID)
+		}
+	}
+}
+
+// replayRecords walks a segment's records in data from offset from on, as
+// recovery replays them: each must have a sequence number of at least
+// minSeq and above the previous one. It calls apply for each, and returns
+// where it stopped, the last sequence number applied plus one (0: none) and
+// why it stopped before the end ("" if it did not).
+func replayRecords(data []byte, from int64, pageSize int, minSeq uint64, apply func(off int64, h recordHeader)) (int64, uint64, string) {
+	var next uint64
+	end, why := walkRecords(data, from, pageSize, func(off int64, h recordHeader) error {
+		if h.seq < max(minSeq, next) {
+			return fmt.Errorf("sequence number %d not above %d", h.seq, max(minSeq, next)-1)
+		}
+		apply(off, h)
+		next = h.seq + 1
+		return nil
+	})
+	return end, next, why
+}
+
+// walkRecords decodes the records of a segment's bytes from offset from on
+// (at least the end of the header) and calls visit with each valid one; an
+// error from visit makes the record invalid. A zero byte where a record
+// would start is padding: the walk skips to the next block boundary. A zero
+// byte at a block boundary (or zeros up to the end of the data) ends the
+// data. It returns where the walk stopped and, if it stopped on an invalid
+// record or on nonzero bytes after padding, why; "" means the data ended
+// there: at the end of data, at a block boundary followed by nothing but
+// zeros, or inside padding that the end of data cut short (the returned
+// offset is then the padding's start, not block aligned).
+func walkRecords(data []byte, from int64, pageSize int, visit func(off int64, h recordHeader) error) (int64, string) {
 	off := max(from, segmentHeaderSize)
 	end := int64(len(data))
-	var next uint64
 	for off < end {
 		if data[off] == 0 {
-			// Padding to the next block boundary, or (at a boundary) the
-			// end of the written data.
 			nextBlock := (off + vfs.BlockSize) &^ (vfs.BlockSize - 1)
 			if off&(vfs.BlockSize-1) == 0 || !allZero(data[off:min(nextBlock, end)]) {
 				if !allZero(data[off:end]) {
-					return off, next, "nonzero bytes after padding"
+					return off, "nonzero bytes after padding"
 				}
-				return off, next, ""
+				return off, ""
+			}
+			if nextBlock > end {
+				return off, ""
 			}
 			off = nextBlock
 			continue
 		}
-		h, _, err := decodeRecord(data[off:], s.pageSize)
-		if err == nil && h.seq < max(minSeq, next) {
-			err = fmt.Errorf("sequence number %d not above %d", h.seq, max(minSeq, next)-1)
+		h, _, err := decodeRecord(data[off:], pageSize)
+		if err == nil {
+			err = visit(off, h)
 		}
 		if err != nil {
-			return off, next, err.Error()
+			return off, err.Error()
 		}
-		if seqs[h.pageID] <= h.seq {
-			seqs[h.pageID] = h.seq + 1
-			if h.kind == kindPage {
-				s.pmap.set(h.pageID, location{seg: seg.num, off: uint32(off), len: uint32(h.size())})
-			} else {
-				s.pmap.remove(h.pageID)
-			}
-		}
-		next = h.seq + 1
 		off += int64(h.size())
 	}
-	return off, next, ""
+	return off, ""
 }
 
 // rewriteEmptySegment turns a segment file that was created but never
