@@ -234,24 +234,11 @@ func (in *Inspection) inspectMapLog(ckpt *checkpoint, exists bool, pm *pageMap, 
 	if err != nil {
 		return fmt.Errorf("pagestore: size of %s: %w", path, err)
 	}
+	// What follows the last valid record. (Its padding is not checked:
+	// recovery never reads it, and a crash during the record's append can
+	// leave there what the torn write left, even when the record is whole
+	// and valid, and so applied.)
 	block := make([]byte, vfs.BlockSize)
-	clean := state.flags&checkpointFlagClean != 0
-	if n := len(deltas); n > 0 && clean {
-		// A clean close's record was written whole, padding included, and
-		// synced, and nothing rewrites its blocks. (After a crash during
-		// an append the last record's padding may hold what the torn write
-		// left, which recovery never reads.)
-		last := deltas[n-1]
-		recEnd := valid - int64(paddedSize(mapDeltaSize(len(last.segs), len(last.entries)))) + int64(mapDeltaSize(len(last.segs), len(last.entries)))
-		switch pad, err := readRange(f, recEnd, min(valid, size)); {
-		case err != nil:
-			return fmt.Errorf("pagestore: read %s: %w", path, err)
-		case size < valid:
-			in.note(path, size, fmt.Sprintf("the file ends inside the padding of map log record %d, written by a clean close (it writes the record whole)", last.number), false)
-		case !allZero(pad):
-			in.note(path, recEnd, fmt.Sprintf("nonzero bytes in the padding of map log record %d", last.number), false)
-		}
-	}
 	if size <= valid {
 		return nil
 	}
