@@ -297,4 +297,3 @@ func FuzzInspectMapLog(f *testing.F) {
 		agreeWithOpen(t, fs)
 	})
 }
-
