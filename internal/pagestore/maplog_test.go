@@ -427,8 +427,12 @@ func TestCorruptMapLog(t *testing.T) {
 // TestOpenVersion1: a store written in the first format (checkpoint and
 // segment headers of version 1, no map log) opens, and its first
 // checkpoint rewrites it in the current format.
-func TestOpenVersion1(t *testing.T) {
-	fs := vfs.NewMem()
+// version1Store writes a store in the first format (checkpoint and segment
+// headers of version 1, no map log): pages 0..4 at version 2 in segment 1,
+// the checkpoint's map holding 0..2 and its replay position at page 3's
+// record. It returns the records' locations.
+func version1Store(t *testing.T, fs vfs.FS) []location {
+	t.Helper()
 	if err := fs.MkdirAll("db", 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -462,7 +466,12 @@ func TestOpenVersion1(t *testing.T) {
 	cf.Sync()
 	cf.Close()
 	fs.SyncDir("db")
+	return entries
+}
 
+func TestOpenVersion1(t *testing.T) {
+	fs := vfs.NewMem()
+	version1Store(t, fs)
 	m := model{0: 2, 1: 2, 2: 2, 3: 2, 4: 2}
 	s, err := Open("db", testOptions(fs, nil))
 	if err != nil {
