@@ -102,15 +102,16 @@ type Inspection struct {
 	// Open would rebuild (less whatever the findings say is damaged).
 	MapUsable bool
 
-	fs    vfs.FS
-	pmap  []location
-	files map[uint32]vfs.File
+	fs        vfs.FS
+	pmap      []location
+	files     map[uint32]vfs.File
+	mapLogCut int64 // where Open truncates the map log (-1: it does not)
 }
 
 // Inspect verifies the store in dir read-only. The error is for failures to
 // read (I/O) or a directory that is no store; damage goes to Findings.
 func Inspect(fs vfs.FS, dir string) (*Inspection, error) {
-	in := &Inspection{Dir: dir, fs: fs, files: map[uint32]vfs.File{}}
+	in := &Inspection{Dir: dir, fs: fs, files: map[uint32]vfs.File{}, mapLogCut: -1}
 	names, err := fs.List(dir)
 	if err != nil {
 		return nil, fmt.Errorf("pagestore: list %s: %w", dir, err)
@@ -168,7 +169,14 @@ func Inspect(fs vfs.FS, dir string) (*Inspection, error) {
 	}
 	plan := planReplay(nums, state, referenced)
 	for _, p := range plan.problems {
-		in.note(segmentPath(dir, p.num), -1, p.msg, false)
+		msg := p.msg
+		if in.mapLogCut >= 0 {
+			// A map log cut short (damage that looks like a torn
+			// append) loses the deltas after the cut, and with them
+			// the segments they let the cleaner delete.
+			msg += fmt.Sprintf(" (the map log %s is cut at offset %d: it may have lost deltas)", mapLogName, in.mapLogCut)
+		}
+		in.note(segmentPath(dir, p.num), -1, msg, false)
 	}
 	sc := &segmentScan{in: in, state: state, stamps: stamps, ckptMap: ckptMap, byseg: byseg,
 		rm: replayMap{pm: &pm, seqs: map[PageID]uint64{}}}
@@ -239,9 +247,13 @@ func (in *Inspection) inspectMapLog(ckpt *checkpoint, exists bool, pm *pageMap, 
 	// leave there what the torn write left, even when the record is whole
 	// and valid, and so applied.)
 	block := make([]byte, vfs.BlockSize)
+	if size < valid {
+		in.mapLogCut = size // inside the last record's padding
+	}
 	if size <= valid {
 		return nil
 	}
+	in.mapLogCut = valid
 	d, err := readMapDeltaAt(f, valid, size, ckpt.pageSize, block)
 	var re *recordError
 	switch {
