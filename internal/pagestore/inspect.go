@@ -105,7 +105,7 @@ type Inspection struct {
 	fs        vfs.FS
 	pmap      []location
 	files     map[uint32]vfs.File
-	mapLogCut int64 // where Open truncates the map log (-1: it does not)
+	mapLogCut int64 // where the map log's valid records end before its end, or where it ends inside its last record's padding (-1: neither)
 }
 
 // Inspect verifies the store in dir read-only. The error is for failures to
