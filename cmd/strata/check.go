@@ -23,9 +23,10 @@ func newCheckCommand() *cobra.Command {
 		Use:   "check DIR",
 		Short: "verify a database's files without changing them",
 		Long: `Verify the Strata database in DIR read-only (it is not opened, nothing is
-written or repaired): every page checksum and the page store's structure,
-the page map, the B+tree (key order, separators, reachability, no page used
-twice, freed pages unreachable), overflow chains, the meta page and the WAL.
+written or repaired): every page checksum and the page store's structure
+(segments of both streams, checkpoint, map log), the page map, the B+tree
+(key order, separators, reachability, no page used twice, freed pages
+unreachable), overflow chains, the meta page and the WAL.
 
 Each problem is printed with its file and offset (or page). Exit status:
 0 no problem; 1 corruption; 2 only states a crash explains, which Open
@@ -65,7 +66,8 @@ func writeCheckReport(w io.Writer, r *check.Report) {
 	if r.CleanClose {
 		clean = "yes"
 	}
-	fmt.Fprintf(w, "  page store: %d pages of %d bytes in %d segments; closed cleanly: %s\n", r.LivePages, r.PageSize, r.Segments, clean)
+	fmt.Fprintf(w, "  page store: %d pages of %d bytes in %d segments (%d cold), map log of %d deltas, format %d; closed cleanly: %s\n",
+		r.LivePages, r.PageSize, r.Segments, r.ColdSegments, r.MapLogDeltas, r.StoreVersion, clean)
 	fmt.Fprintf(w, "  tree:       %d keys, depth %d, %d leaves, %d branches, %d overflow pages; %d pages reachable; last transaction %d\n",
 		r.Keys, r.Depth, r.Leaves, r.Branches, r.OverflowPages, r.Reachable, r.MetaTxID)
 	fmt.Fprintf(w, "  WAL:        %d files, %d records, %d after the checkpoint (LSN %d)\n", r.WALFiles, r.WALRecords, r.WALToReplay, r.MetaLSN)
@@ -102,6 +104,7 @@ func checkJSON(r *check.Report) any {
 	return map[string]any{
 		"dir": r.Dir, "ok": len(r.Problems) == 0, "corrupt": r.Corrupt(), "repairable": r.Repairable(),
 		"page_size": r.PageSize, "live_pages": r.LivePages, "reachable_pages": r.Reachable, "segments": r.Segments,
+		"cold_segments": r.ColdSegments, "map_log_deltas": r.MapLogDeltas, "store_version": r.StoreVersion,
 		"clean_close": r.CleanClose, "keys": r.Keys, "depth": r.Depth, "leaves": r.Leaves, "branches": r.Branches,
 		"overflow_pages": r.OverflowPages, "meta_txid": r.MetaTxID, "meta_lsn": r.MetaLSN,
 		"wal_files": r.WALFiles, "wal_records": r.WALRecords, "wal_to_replay": r.WALToReplay, "problems": probs,

@@ -3,10 +3,11 @@
 //
 // It verifies, read-only and without opening the database:
 //
-//   - the page store (pagestore.Inspect): the checkpoint file, every
-//     segment's header, every record's checksum, the padding, sequence
-//     numbers, the checkpoint's page map against the records it names, and
-//     the map recovery would rebuild;
+//   - the page store (pagestore.Inspect): the checkpoint file and the map
+//     log's deltas (and its tail), every segment's header in both streams,
+//     every record's checksum, the padding, sequence numbers, segment
+//     stamps, the checkpoint's page map against the records it names, and
+//     the map recovery would rebuild (with recovery's own code);
 //   - the meta page (page 0);
 //   - the B+tree from the meta page's root: every node decodes, keys are in
 //     order within each node and within the bounds its parent's separators
@@ -79,6 +80,11 @@ type Report struct {
 	WALFiles                int
 	WALRecords, WALToReplay int64
 	Segments                int
+	// Of the page store: its checkpoint's format version, its segments of
+	// the cold stream (records the cleaner relocated), the map log records
+	// recovery applies.
+	StoreVersion               uint32
+	ColdSegments, MapLogDeltas int
 	// CleanClose: the page store's checkpoint was written by a clean close.
 	CleanClose               bool
 	corruptCount, repairable int
@@ -149,6 +155,12 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 		r.add(Problem{File: f.File, Offset: f.Offset, Page: -1, Msg: f.Msg, Repairable: f.Repairable})
 	}
 	r.Segments = len(in.Segments)
+	for _, s := range in.Segments {
+		if s.Stream == pagestore.StreamCold {
+			r.ColdSegments++
+		}
+	}
+	r.StoreVersion, r.MapLogDeltas = in.Version, in.Deltas
 	r.CleanClose = in.CleanClose
 	var m meta
 	haveMeta := false

@@ -1,182 +1,177 @@
 package pagestore
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
-	"os"
-	"path/filepath"
-
-	"github.com/stratadb/strata/internal/vfs"
+	"slices"
 )
 
-// Checkpoint file layout (little endian), see docs/FORMAT.md:
+// Checkpoints. A checkpoint records the page map and the log position it
+// describes, so that recovery replays only the log after it, and so that
+// segments no page lives in any more can be deleted. It is either full (the
+// whole map, CHECKPOINT, checkpointfile.go) or a delta (the entries changed
+// since the previous checkpoint, appended to MAPLOG, maplog.go); see
+// Options.MapLogRatio for the choice.
 //
-//	0  magic        [8]byte "STRATCKP"
-//	8  version      uint32  1
-//	12 page size    uint32
-//	16 next seq     uint64  sequence number of the next record
-//	24 replay seg   uint32  recovery replays the log from here...
-//	28 replay off   uint32  ...this offset in that segment
-//	32 next segment uint32  number of the next segment file to create
-//	36 flags        uint32  bit 0: written by a clean Close
-//	40 count        uint64  number of page map entries
-//	48 entries      count × (seg uint32, off uint32, len uint32)
-//	.. crc          uint32  CRC32C of every byte before it
-const (
-	checkpointName       = "CHECKPOINT"
-	checkpointTmpName    = "CHECKPOINT.tmp"
-	checkpointHeaderSize = 48
-	checkpointVersion    = 1
-	checkpointFlagClean  = 1
-)
+// Locks: ckptMu is held throughout (it guards mapLog and the generation
+// counters); mu only while the map is snapshotted and while the results are
+// installed. The file I/O runs without mu.
 
-var checkpointMagic = [8]byte{'S', 'T', 'R', 'A', 'T', 'C', 'K', 'P'}
+// Checkpoint writes the page map to the checkpoint files, after making the
+// log it describes durable, and deletes segments no page lives in any more.
+// Recovery then starts from this point: checkpoints bound recovery time.
+func (s *Store) Checkpoint() error { return s.checkpoint(false) }
 
-// checkpoint is the decoded content of a checkpoint file.
-type checkpoint struct {
-	pageSize   uint32
-	nextSeq    uint64
-	replaySeg  uint32
-	replayOff  uint32
-	nextSegNum uint32
-	flags      uint32
-	entries    []location
-}
+func (s *Store) checkpoint(clean bool) error {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
 
-func (c *checkpoint) encode() []byte {
-	b := make([]byte, checkpointHeaderSize+len(c.entries)*locationSize+4)
-	copy(b, checkpointMagic[:])
-	binary.LittleEndian.PutUint32(b[8:], checkpointVersion)
-	binary.LittleEndian.PutUint32(b[12:], c.pageSize)
-	binary.LittleEndian.PutUint64(b[16:], c.nextSeq)
-	binary.LittleEndian.PutUint32(b[24:], c.replaySeg)
-	binary.LittleEndian.PutUint32(b[28:], c.replayOff)
-	binary.LittleEndian.PutUint32(b[32:], c.nextSegNum)
-	binary.LittleEndian.PutUint32(b[36:], c.flags)
-	binary.LittleEndian.PutUint64(b[40:], uint64(len(c.entries)))
-	p := b[checkpointHeaderSize:]
-	for _, e := range c.entries {
-		binary.LittleEndian.PutUint32(p[0:], e.seg)
-		binary.LittleEndian.PutUint32(p[4:], e.off)
-		binary.LittleEndian.PutUint32(p[8:], e.len)
-		p = p[locationSize:]
+	s.mu.Lock()
+	if s.closed || s.mapLog == nil {
+		s.mu.Unlock()
+		return ErrClosed
 	}
-	binary.LittleEndian.PutUint32(p, crc32.Checksum(b[:len(b)-4], castagnoli))
-	return b
-}
-
-// decodeCheckpoint parses and validates a checkpoint. Every field that later
-// code relies on is range-checked here, so a corrupt file is an error rather
-// than a wrong map.
-func decodeCheckpoint(b []byte) (*checkpoint, error) {
-	if len(b) < checkpointHeaderSize+4 {
-		return nil, fmt.Errorf("short file (%d bytes)", len(b))
+	if s.failed != nil {
+		err := s.failed
+		s.mu.Unlock()
+		return err
 	}
-	if [8]byte(b[:8]) != checkpointMagic {
-		return nil, fmt.Errorf("bad magic %q", b[:8])
+	state := ckptState{nextSeq: s.nextSeq, nextSegNum: s.nextSegNum}
+	if clean {
+		state.flags |= checkpointFlagClean
 	}
-	if got, want := binary.LittleEndian.Uint32(b[len(b)-4:]), crc32.Checksum(b[:len(b)-4], castagnoli); got != want {
-		return nil, fmt.Errorf("checksum mismatch (computed %#x, stored %#x)", want, got)
-	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != checkpointVersion {
-		return nil, fmt.Errorf("unsupported version %d", v)
-	}
-	c := &checkpoint{
-		pageSize:   binary.LittleEndian.Uint32(b[12:]),
-		nextSeq:    binary.LittleEndian.Uint64(b[16:]),
-		replaySeg:  binary.LittleEndian.Uint32(b[24:]),
-		replayOff:  binary.LittleEndian.Uint32(b[28:]),
-		nextSegNum: binary.LittleEndian.Uint32(b[32:]),
-		flags:      binary.LittleEndian.Uint32(b[36:]),
-	}
-	if err := validatePageSize(int(c.pageSize)); err != nil {
-		return nil, err
-	}
-	if c.replaySeg == 0 || c.replaySeg > c.nextSegNum {
-		return nil, fmt.Errorf("replay segment %d out of range (next segment %d)", c.replaySeg, c.nextSegNum)
-	}
-	count := binary.LittleEndian.Uint64(b[40:])
-	if count > MaxPageID+1 || uint64(len(b)) != checkpointHeaderSize+count*locationSize+4 {
-		return nil, fmt.Errorf("entry count %d does not match file size %d", count, len(b))
-	}
-	c.entries = make([]location, count)
-	p := b[checkpointHeaderSize:]
-	maxLen := uint32(recordHeaderSize) + c.pageSize
-	for i := range c.entries {
-		e := location{
-			seg: binary.LittleEndian.Uint32(p[0:]),
-			off: binary.LittleEndian.Uint32(p[4:]),
-			len: binary.LittleEndian.Uint32(p[8:]),
+	heads := map[*segment]bool{}
+	for i, st := range s.streams {
+		if st.head != nil {
+			state.replay[i] = replayPos{seg: st.head.num, off: uint32(st.head.size)}
+			heads[st.head] = true
 		}
-		p = p[locationSize:]
-		if e.present() {
-			if e.seg >= c.nextSegNum || e.off < segmentHeaderSize || e.len <= recordHeaderSize || e.len > maxLen {
-				return nil, fmt.Errorf("entry for page %d is out of range: segment %d offset %d length %d", i, e.seg, e.off, e.len)
+	}
+	if state.replay[streamHot].seg == 0 {
+		state.replay[streamHot] = replayPos{seg: state.nextSegNum}
+	}
+
+	fullSize := checkpointHeaderSize + len(s.segs)*segInfoSize + len(s.pmap.entries)*locationSize + 4
+	var dirtySegs []segInfo
+	for _, seg := range s.segs {
+		if seg.stampDirty {
+			dirtySegs = append(dirtySegs, segInfo{seg.num, seg.stamp})
+		}
+	}
+	deltaSize := paddedSize(mapDeltaSize(len(dirtySegs), len(s.pmap.dirtyIDs)))
+	full := s.needFull || deltaSize > maxMapDeltaBytes ||
+		float64(s.mapLogBytes+int64(deltaSize)) > s.opts.MapLogRatio*float64(fullSize)
+	var (
+		fullCkpt *checkpoint
+		delta    *mapDelta
+	)
+	if full {
+		fullCkpt = &checkpoint{pageSize: uint32(s.pageSize), generation: s.generation + 1, ckptState: state, entries: s.pmap.clone()}
+		for _, seg := range s.segs {
+			fullCkpt.segs = append(fullCkpt.segs, segInfo{seg.num, seg.stamp})
+		}
+		slices.SortFunc(fullCkpt.segs, func(a, b segInfo) int { return int(a.num) - int(b.num) })
+		s.pmap.forgetDirty()
+	} else {
+		slices.SortFunc(dirtySegs, func(a, b segInfo) int { return int(a.num) - int(b.num) })
+		delta = &mapDelta{generation: s.generation, number: s.deltas + 1, ckptState: state, segs: dirtySegs, entries: s.pmap.takeDirty()}
+	}
+	for _, seg := range s.segs {
+		seg.stampDirty = false
+	}
+	// Segments no page of the snapshot lives in, that recovery from this
+	// checkpoint will not replay: deleted once it is durable.
+	var obsolete []*segment
+	for num, seg := range s.segs {
+		if !heads[seg] && seg.sealed && seg.live == 0 && num < state.nextSegNum {
+			obsolete = append(obsolete, seg)
+		}
+	}
+	sinceCkpt := s.sinceCkpt
+	s.mu.Unlock()
+
+	// Everything the snapshot describes must be durable before the
+	// checkpoint that refers to it.
+	if err := s.Sync(); err != nil {
+		return fmt.Errorf("pagestore: checkpoint: %w", err)
+	}
+	var n int64
+	var err error
+	if full {
+		n, err = writeCheckpoint(s.fs, s.dir, fullCkpt)
+		if err == nil {
+			// The log's deltas extend the previous generation; a crash
+			// before this truncation is durable leaves them, and
+			// recovery ignores them.
+			err = s.mapLog.Truncate(0)
+			if err == nil {
+				err = s.mapLog.Sync()
 			}
-		} else if e != (location{}) {
-			return nil, fmt.Errorf("entry for page %d is malformed", i)
+			if err != nil {
+				err = fmt.Errorf("pagestore: empty %s: %w", mapLogName, err)
+			}
 		}
-		c.entries[i] = e
-	}
-	return c, nil
-}
-
-// readCheckpoint loads dir's checkpoint. It returns (nil, nil) if there is none.
-func readCheckpoint(fs vfs.FS, dir string) (*checkpoint, error) {
-	name := filepath.Join(dir, checkpointName)
-	f, err := fs.OpenFile(name, os.O_RDONLY, 0, vfs.OpenOptions{})
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil
+	} else {
+		b := delta.encode()
+		n = int64(len(b))
+		if _, err = s.mapLog.WriteAt(b, s.mapLogBytes); err == nil {
+			err = s.mapLog.Sync()
 		}
-		return nil, fmt.Errorf("pagestore: open checkpoint: %w", err)
+		if err != nil {
+			err = fmt.Errorf("pagestore: append to %s: %w", mapLogName, err)
+		}
 	}
-	defer f.Close()
-	size, err := f.Size()
 	if err != nil {
-		return nil, fmt.Errorf("pagestore: checkpoint %s: %w", name, err)
+		s.mu.Lock()
+		err = s.fail(err)
+		s.mu.Unlock()
+		return err
 	}
-	if size > checkpointHeaderSize+locationSize*(MaxPageID+1)+4 {
-		return nil, fmt.Errorf("pagestore: checkpoint %s: %w: size %d too large", name, ErrCorrupt, size)
-	}
-	b := make([]byte, size)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return nil, fmt.Errorf("pagestore: read checkpoint %s: %w", name, err)
-	}
-	c, err := decodeCheckpoint(b)
-	if err != nil {
-		return nil, fmt.Errorf("pagestore: checkpoint %s: %w: %v", name, ErrCorrupt, err)
-	}
-	return c, nil
-}
+	s.stats.fileBytes.Add(n)
+	s.stats.mapBytes.Add(n)
+	s.stats.checkpoints.Add(1)
 
-// writeCheckpoint installs c atomically: write a temporary file, sync it,
-// rename it over the old checkpoint, sync the directory. A crash at any point
-// leaves either the old or the new checkpoint in place, never a mix.
-func writeCheckpoint(fs vfs.FS, dir string, c *checkpoint) (int64, error) {
-	tmp := filepath.Join(dir, checkpointTmpName)
-	f, err := fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644, vfs.OpenOptions{})
-	if err != nil {
-		return 0, fmt.Errorf("pagestore: create checkpoint: %w", err)
+	s.mu.Lock()
+	if full {
+		s.generation++
+		s.deltas = 0
+		s.needFull = false
+		s.ckptBytes = n
+		s.mapLogBytes = 0
+		s.stats.fullCkpts.Add(1)
+	} else {
+		s.deltas++
+		s.mapLogBytes += n
 	}
-	b := c.encode()
-	if _, err := f.WriteAt(b, 0); err != nil {
-		f.Close()
-		return 0, fmt.Errorf("pagestore: write checkpoint %s: %w", tmp, err)
+	s.sinceCkpt -= sinceCkpt
+	var remove []*segment
+	for _, seg := range obsolete {
+		if s.segs[seg.num] == seg && seg.live == 0 && seg.cleanable() {
+			remove = append(remove, seg)
+			delete(s.segs, seg.num)
+		}
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return 0, fmt.Errorf("pagestore: sync checkpoint %s: %w", tmp, err)
+	s.mu.Unlock()
+	var firstErr error
+	for _, seg := range remove {
+		if err := s.fs.Remove(seg.path); err != nil {
+			// Keep it in the table (it holds no live page) so Stats
+			// still counts its bytes; the next checkpoint or Open retries.
+			s.mu.Lock()
+			s.segs[seg.num] = seg
+			s.mu.Unlock()
+			if firstErr == nil {
+				firstErr = fmt.Errorf("pagestore: remove segment %s: %w", seg.path, err)
+			}
+			continue
+		}
+		seg.unpin()
 	}
-	if err := f.Close(); err != nil {
-		return 0, fmt.Errorf("pagestore: close checkpoint %s: %w", tmp, err)
+	if len(remove) > 0 && firstErr == nil {
+		// Not needed for correctness (recovery deletes leftovers), but
+		// makes the space reclaim durable.
+		if err := s.fs.SyncDir(s.dir); err != nil {
+			firstErr = fmt.Errorf("pagestore: sync directory %s: %w", s.dir, err)
+		}
 	}
-	if err := fs.Rename(tmp, filepath.Join(dir, checkpointName)); err != nil {
-		return 0, fmt.Errorf("pagestore: install checkpoint: %w", err)
-	}
-	if err := fs.SyncDir(dir); err != nil {
-		return 0, fmt.Errorf("pagestore: sync directory %s: %w", dir, err)
-	}
-	return int64(len(b)), nil
+	return firstErr
 }

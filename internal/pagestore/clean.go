@@ -12,92 +12,25 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// Checkpoint writes the page map to the checkpoint file, after making the
-// log it describes durable, and deletes segments no page lives in any more.
-// Recovery then starts from this point: checkpoints bound recovery time.
-func (s *Store) Checkpoint() error { return s.checkpoint(false) }
-
-func (s *Store) checkpoint(clean bool) error {
-	s.ckptMu.Lock()
-	defer s.ckptMu.Unlock()
-
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ErrClosed
-	}
-	c := &checkpoint{
-		pageSize:   uint32(s.pageSize),
-		nextSeq:    s.nextSeq,
-		replaySeg:  s.head.num,
-		replayOff:  uint32(s.head.size),
-		nextSegNum: s.nextSegNum,
-		entries:    s.pmap.clone(),
-	}
-	if clean {
-		c.flags |= checkpointFlagClean
-	}
-	sinceCkpt := s.sinceCkpt
-	s.mu.Unlock()
-
-	// Everything the snapshot describes must be durable before the
-	// checkpoint that refers to it.
-	if err := s.Sync(); err != nil {
-		return fmt.Errorf("pagestore: checkpoint: %w", err)
-	}
-	n, err := writeCheckpoint(s.fs, s.dir, c)
-	if err != nil {
-		s.mu.Lock()
-		err = s.fail(err)
-		s.mu.Unlock()
-		return err
-	}
-	s.stats.fileBytes.Add(n)
-	s.stats.checkpoints.Add(1)
-
-	// Segments before the replay position that the checkpoint's map does
-	// not reference hold nothing recovery will ever read again.
-	referenced := make(map[uint32]bool)
-	for _, e := range c.entries {
-		if e.present() {
-			referenced[e.seg] = true
-		}
-	}
-	s.mu.Lock()
-	s.ckptBytes = n
-	s.sinceCkpt -= sinceCkpt
-	var obsolete []*segment
-	for num, seg := range s.segs {
-		if num < c.replaySeg && !referenced[num] && seg.live == 0 {
-			obsolete = append(obsolete, seg)
-			delete(s.segs, num)
-		}
-	}
-	s.mu.Unlock()
-	var firstErr error
-	for _, seg := range obsolete {
-		if err := s.fs.Remove(seg.path); err != nil {
-			// Keep it in the table (it holds no live page) so Stats
-			// still counts its bytes; the next checkpoint or Open retries.
-			s.mu.Lock()
-			s.segs[seg.num] = seg
-			s.mu.Unlock()
-			if firstErr == nil {
-				firstErr = fmt.Errorf("pagestore: remove segment %s: %w", seg.path, err)
-			}
-			continue
-		}
-		seg.unpin()
-	}
-	if len(obsolete) > 0 && firstErr == nil {
-		// Not needed for correctness (recovery deletes leftovers), but
-		// makes the space reclaim durable.
-		if err := s.fs.SyncDir(s.dir); err != nil {
-			firstErr = fmt.Errorf("pagestore: sync directory %s: %w", s.dir, err)
-		}
-	}
-	return firstErr
-}
+// The cleaner reclaims the space of overwritten and freed records: it copies
+// the live records of victim segments to the head of the cold stream,
+// checkpoints, and deletes the victims.
+//
+// Victims are chosen by cost-benefit, as in Sprite LFS (Rosenblum and
+// Ousterhout, 1992): a segment with live share u and age a scores
+// (1-u)·a/(2u), the space it frees times how long that space is likely to
+// stay free, over the cost of reading and writing its live records (see
+// costBenefit). The age is the distance in sequence numbers to the newest
+// record of the segment (its stamp): how long its data has gone without
+// being overwritten. (Carrying a relocated record's original age over to its
+// new segment, as LFS did, was measured to relocate more.) Relocated records
+// go to the cold stream, never mixed with callers' fresh writes: data that
+// survived a pass fills segments that stay mostly live, and callers'
+// writes fill segments that empty themselves, which the cleaner takes
+// nearly free.
+//
+// Locks: cleanMu serializes passes; a pass holds mu only to choose victims
+// and to list their live records. Relocation goes through append.
 
 // CleanResult describes one cleaning pass.
 type CleanResult struct {
@@ -107,19 +40,89 @@ type CleanResult struct {
 	BytesReclaimed  int64 // segment bytes deleted
 }
 
-// Clean runs one cleaning pass now: it picks the sealed segments with the
-// largest share of garbage (at least the cleaner threshold), appends their
-// live records to the head of the log, checkpoints, and deletes them. A
-// crash at any point loses nothing: until the checkpoint the old copies are
-// authoritative, after it the new ones are, and leftover segments are
-// deleted by recovery.
+// Clean runs one cleaning pass now, if the store's share of garbage is
+// above the cleaner threshold: it picks up to four sealed segments by
+// cost-benefit, as many as bring the share back under the threshold,
+// appends their live records to the cold stream, checkpoints, and deletes
+// them. A crash at any point loses nothing: until the checkpoint the old
+// copies are authoritative, after it the new ones are, and leftover segments
+// are deleted by recovery.
 func (s *Store) Clean() (CleanResult, error) {
 	return s.clean(context.Background(), nil)
 }
 
 type victim struct {
-	seg     *segment
-	garbage int64
+	seg   *segment
+	score float64
+}
+
+// costBenefit is the victim score of a segment with live bytes live of
+// size, whose newest record is age records old: the share it frees, times
+// its age, over the bytes cleaning it reads and writes per segment byte.
+// That cost is 2u: this cleaner reads only the live records (LFS read the
+// whole segment, a cost of 1+u). Measured both ways (docs/PAGESTORE.md),
+// 2u relocates as little or less on every workload.
+func costBenefit(live, size int64, age uint64) float64 {
+	u := float64(live) / float64(size)
+	return (1 - u) * float64(age) / (2 * max(u, 1e-9))
+}
+
+// chooseVictims returns the segments a pass should clean, best first.
+// Called with mu held.
+func (s *Store) chooseVictims() []*segment {
+	t := s.opts.CleanerThreshold
+	var segBytes, garbage int64
+	var cands []victim
+	for _, seg := range s.segs {
+		segBytes += seg.size
+		garbage += seg.size - seg.live
+		// A victim must be at least half as empty as the store may be:
+		// relocating nearly live segments reclaims little, and where the
+		// garbage is in segments that cannot be cleaned yet (the heads)
+		// it would never bring the share down.
+		if !seg.cleanable() || s.isHead(seg) || float64(seg.size-seg.live) < t/2*float64(seg.size) {
+			continue
+		}
+		age := uint64(1)
+		if s.nextSeq > seg.stamp {
+			age = s.nextSeq - seg.stamp
+		}
+		cands = append(cands, victim{seg, costBenefit(seg.live, seg.size, age)})
+	}
+	if segBytes == 0 || float64(garbage) <= t*float64(segBytes) {
+		return nil
+	}
+	slices.SortFunc(cands, func(a, b victim) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return int(a.seg.num) - int(b.seg.num)
+	})
+	// Reclaiming R bytes brings the share to (garbage-R)/(segBytes-R):
+	// under t once R >= (garbage - t·segBytes)/(1-t).
+	need := (float64(garbage) - t*float64(segBytes)) / (1 - t)
+	var out []*segment
+	for _, c := range cands {
+		if len(out) == defaultCleanerMaxVictims || need <= 0 {
+			break
+		}
+		out = append(out, c.seg)
+		need -= float64(c.seg.size - c.seg.live)
+	}
+	return out
+}
+
+// isHead says whether seg is a stream's head. Called with mu held.
+func (s *Store) isHead(seg *segment) bool {
+	for _, st := range s.streams {
+		if st.head == seg {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Store) clean(ctx context.Context, limiter *rate.Limiter) (CleanResult, error) {
@@ -131,27 +134,36 @@ func (s *Store) clean(ctx context.Context, limiter *rate.Limiter) (CleanResult, 
 		s.mu.RUnlock()
 		return res, ErrClosed
 	}
-	var victims []victim
-	for _, seg := range s.segs {
-		if seg == s.head || seg.size == 0 {
-			continue
+	victims := s.chooseVictims()
+	// Which records of the victims are live: one scan of the page map.
+	recs := make([][]liveRec, len(victims))
+	if len(victims) > 0 {
+		index := make(map[uint32]int, len(victims))
+		for i, v := range victims {
+			index[v.num] = i
+			v.pin()
 		}
-		garbage := seg.size - seg.live
-		if float64(garbage) >= s.opts.CleanerThreshold*float64(seg.size) {
-			victims = append(victims, victim{seg, garbage})
+		for id, e := range s.pmap.entries {
+			if i, ok := index[e.seg]; ok && e.present() {
+				recs[i] = append(recs[i], liveRec{PageID(id), e})
+			}
 		}
 	}
 	s.mu.RUnlock()
 	if len(victims) == 0 {
 		return res, nil
 	}
-	slices.SortFunc(victims, func(a, b victim) int { return int(b.garbage - a.garbage) })
-	victims = victims[:min(len(victims), defaultCleanerMaxVictims)]
+	defer func() {
+		for _, v := range victims {
+			v.unpin()
+		}
+	}()
 
-	for _, v := range victims {
-		n, bytes, err := s.relocate(ctx, v.seg, limiter)
+	for i, v := range victims {
+		n, bytes, err := s.relocate(ctx, v, recs[i], limiter)
 		res.PagesRelocated += n
 		res.BytesRelocated += bytes
+		s.stats.relocatedBytes.Add(bytes)
 		if err != nil {
 			return res, err
 		}
@@ -162,42 +174,28 @@ func (s *Store) clean(ctx context.Context, limiter *rate.Limiter) (CleanResult, 
 	// Count what the checkpoint actually deleted.
 	s.mu.RLock()
 	for _, v := range victims {
-		if s.segs[v.seg.num] != v.seg {
+		if s.segs[v.num] != v {
 			res.SegmentsCleaned++
-			res.BytesReclaimed += v.seg.size
+			res.BytesReclaimed += v.size
 		}
 	}
 	s.mu.RUnlock()
 	s.stats.cleanPasses.Add(1)
 	s.stats.segsCleaned.Add(int64(res.SegmentsCleaned))
-	s.stats.relocatedBytes.Add(res.BytesRelocated)
 	return res, nil
 }
 
-// relocate copies the live records of seg to the head of the log, with new
-// sequence numbers and unchanged payloads (no recompression).
-func (s *Store) relocate(ctx context.Context, seg *segment, limiter *rate.Limiter) (int, int64, error) {
-	// Which records of seg are live: one scan of the page map.
-	type liveRec struct {
-		id  PageID
-		loc location
-	}
-	var recs []liveRec
-	s.mu.RLock()
-	if s.closed || s.segs[seg.num] != seg {
-		s.mu.RUnlock()
-		return 0, 0, nil // deleted meanwhile
-	}
-	for id, e := range s.pmap.entries {
-		if e.seg == seg.num {
-			recs = append(recs, liveRec{PageID(id), e})
-		}
-	}
-	seg.pin()
-	s.mu.RUnlock()
-	defer seg.unpin()
-	slices.SortFunc(recs, func(a, b liveRec) int { return int(a.loc.off) - int(b.loc.off) })
+// liveRec is a record the page map points to.
+type liveRec struct {
+	id  PageID
+	loc location
+}
 
+// relocate copies the live records recs of seg (pinned by the caller) to the
+// head of the cold stream, with new sequence numbers and unchanged payloads
+// (no recompression).
+func (s *Store) relocate(ctx context.Context, seg *segment, recs []liveRec, limiter *rate.Limiter) (int, int64, error) {
+	slices.SortFunc(recs, func(a, b liveRec) int { return int(a.loc.off) - int(b.loc.off) })
 	scratch := vfs.AlignedBuffer(s.pageSize + recordHeaderSize + 2*vfs.BlockSize)
 	var moved int
 	var bytes int64

@@ -20,9 +20,12 @@ type histOp struct {
 // the file system crashes. It returns the acknowledged mutations in order
 // and how many of them a successful Sync (or Checkpoint, Clean, Close)
 // made durable.
-func crashWorkload(t *testing.T, fs *vfs.MemFS, seed uint64, nops int) (hist []histOp, durable int) {
+func crashWorkload(t *testing.T, fs *vfs.MemFS, seed uint64, nops int, tune func(*Options)) (hist []histOp, durable int) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	opts := testOptions(fs, mustCodec(t, allCodecs[seed%uint64(len(allCodecs))]))
+	if tune != nil {
+		tune(&opts)
+	}
 	s, err := Open("db", opts)
 	if err != nil {
 		return nil, 0
@@ -162,13 +165,31 @@ func checkPrefix(t *testing.T, hist []histOp, durable int, got map[PageID]int) {
 // writes, syncs, rollovers, checkpoints, cleaning and reopening), both
 // dropping unsynced writes and tearing them, and checks that recovery gives
 // the state after a prefix of the acknowledged operations that includes all
-// the durable ones, and that the recovered store keeps working.
+// the durable ones, and that the recovered store keeps working. With these
+// small stores every checkpoint rewrites the whole map.
 func TestCrashRecovery(t *testing.T) {
-	const seeds, pointsPerSeed, nops = 25, 12, 250
+	testCrashRecovery(t, 25, nil)
+}
+
+// TestCrashRecoveryMapLog is TestCrashRecovery with checkpoints that append
+// deltas to the map log and rewrite the whole map only every few
+// checkpoints, so that crashes land in delta appends (torn deltas), between
+// a full rewrite and the emptying of the log, and in recoveries that apply
+// full maps and deltas. A low cleaner threshold makes most cleaning passes
+// relocate records to the cold stream.
+func TestCrashRecoveryMapLog(t *testing.T) {
+	testCrashRecovery(t, 25, func(o *Options) {
+		o.MapLogRatio = 40 // deltas are a 4 KiB block, the map about 500 bytes: 4 or 5 deltas per full map
+		o.CleanerThreshold = 0.1
+	})
+}
+
+func testCrashRecovery(t *testing.T, seeds uint64, tune func(*Options)) {
+	const pointsPerSeed, nops = 12, 250
 	points := 0
 	for seed := uint64(1); seed <= seeds; seed++ {
 		dry := vfs.NewMem()
-		crashWorkload(t, dry, seed, nops)
+		crashWorkload(t, dry, seed, nops, tune)
 		total := dry.OpCount()
 		rng := rand.New(rand.NewPCG(seed, 2))
 		for i := 0; i < pointsPerSeed; i++ {
@@ -180,9 +201,13 @@ func TestCrashRecovery(t *testing.T) {
 			t.Run(fmt.Sprintf("seed%d/op%d/%v", seed, crashAt, mode), func(t *testing.T) {
 				fs := vfs.NewMem()
 				fs.CrashAfterOps(crashAt)
-				hist, durable := crashWorkload(t, fs, seed, nops)
+				hist, durable := crashWorkload(t, fs, seed, nops, tune)
 				after := fs.CrashedClone(mode, rand.New(rand.NewPCG(seed, uint64(i))))
-				s, err := Open("db", testOptions(after, mustCodec(t, "zstd")))
+				opts := testOptions(after, mustCodec(t, "zstd"))
+				if tune != nil {
+					tune(&opts)
+				}
+				s, err := Open("db", opts)
 				if err != nil {
 					t.Fatalf("recovery failed: %v", err)
 				}
@@ -202,7 +227,8 @@ func TestCrashRecovery(t *testing.T) {
 				if err := s.Close(); err != nil {
 					t.Fatal(err)
 				}
-				if s, err = Open("db", testOptions(after, nil)); err != nil {
+				opts.Codec = nil
+				if s, err = Open("db", opts); err != nil {
 					t.Fatalf("second recovery: %v", err)
 				}
 				defer s.Close()

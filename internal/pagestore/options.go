@@ -19,6 +19,7 @@ const (
 	DefaultCleanerRate       = 64 << 20
 	DefaultCheckpointBytes   = 256 << 20
 	DefaultBackgroundTick    = 200 * time.Millisecond
+	DefaultMapLogRatio       = 1.0
 	MinPageSize              = 4 << 10
 	MaxPageSize              = 64 << 10
 	minSegmentSize           = 64 << 10
@@ -50,8 +51,11 @@ type Options struct {
 	// opened with O_DIRECT where the OS and file system allow it, so that
 	// the OS page cache does not keep a second copy of the pages.
 	DisableDirectIO bool
-	// CleanerThreshold is the share of garbage in a segment (0..1) from
-	// which the background cleaner rewrites it. Default: 0.3.
+	// CleanerThreshold is the share of garbage in the store (0..1: bytes
+	// of segment files not holding a live record, over all segment bytes)
+	// above which the cleaner runs. It then picks victims by cost-benefit
+	// (clean.go) until the share is back under the threshold: the store
+	// keeps about 1 - CleanerThreshold of its space live. Default: 0.3.
 	CleanerThreshold float64
 	// CleanerRate bounds the bytes per second the cleaner reads and
 	// rewrites, so that it never starves foreground I/O. Default: 64 MiB/s.
@@ -60,6 +64,12 @@ type Options struct {
 	// accumulate after a checkpoint before it writes the next one; it
 	// bounds recovery time. Default: 256 MiB.
 	CheckpointBytes int64
+	// MapLogRatio bounds the map log: a checkpoint appends the page map
+	// entries changed since the previous one (a delta) as long as the
+	// map log stays under MapLogRatio times the size of the whole map, and
+	// rewrites the whole map (emptying the log) otherwise. Larger values
+	// write fewer map bytes and make recovery read more. Default: 1.
+	MapLogRatio float64
 	// DisableBackground stops the background cleaner and checkpointer;
 	// Clean and Checkpoint can still be called. Tests use it for
 	// determinism.
@@ -89,6 +99,9 @@ func (o Options) withDefaults() Options {
 	if o.CleanerRate == 0 {
 		o.CleanerRate = DefaultCleanerRate
 	}
+	if o.MapLogRatio == 0 {
+		o.MapLogRatio = DefaultMapLogRatio
+	}
 	if o.CheckpointBytes == 0 {
 		o.CheckpointBytes = DefaultCheckpointBytes
 	}
@@ -115,6 +128,9 @@ func (o Options) validate() error {
 	}
 	if o.CleanerThreshold <= 0 || o.CleanerThreshold >= 1 {
 		return fmt.Errorf("pagestore: cleaner threshold %v must be in (0, 1)", o.CleanerThreshold)
+	}
+	if o.MapLogRatio < 0 {
+		return fmt.Errorf("pagestore: negative map log ratio %v", o.MapLogRatio)
 	}
 	if o.CleanerRate < 0 || o.CheckpointBytes < 0 {
 		return fmt.Errorf("pagestore: negative cleaner rate or checkpoint bytes")

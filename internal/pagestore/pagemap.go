@@ -21,9 +21,15 @@ func (l location) present() bool { return l.seg != 0 }
 // Page ids are dense (they are allocated from a counter and reused after
 // Free), so a flat array is both the smallest and the fastest map. It is
 // not safe for concurrent use; the Store's mutex guards it.
+//
+// The map remembers which ids changed since the last checkpoint (dirty), so
+// that a checkpoint can write only those entries (a delta) instead of the
+// whole map.
 type pageMap struct {
-	entries []location
-	live    int64 // pages present
+	entries  []location
+	live     int64    // pages present
+	dirty    bitset   // ids in dirtyIDs
+	dirtyIDs []PageID // ids set or removed since the last checkpoint
 }
 
 func (m *pageMap) get(id PageID) location {
@@ -43,6 +49,7 @@ func (m *pageMap) set(id PageID, loc location) location {
 	if !old.present() {
 		m.live++
 	}
+	m.markDirty(id)
 	return old
 }
 
@@ -55,8 +62,42 @@ func (m *pageMap) remove(id PageID) location {
 	if old.present() {
 		m.entries[id] = location{}
 		m.live--
+		m.markDirty(id)
 	}
 	return old
+}
+
+func (m *pageMap) markDirty(id PageID) {
+	if !m.dirty.get(uint64(id)) {
+		m.dirty.set(uint64(id))
+		m.dirtyIDs = append(m.dirtyIDs, id)
+	}
+}
+
+// takeDirty returns the ids changed since the last call, with their
+// current locations, and forgets them. Its cost is in the number of ids.
+func (m *pageMap) takeDirty() []mapEntry {
+	out := make([]mapEntry, len(m.dirtyIDs))
+	for i, id := range m.dirtyIDs {
+		out[i] = mapEntry{id: id, loc: m.get(id)}
+		m.dirty.clear(uint64(id))
+	}
+	m.dirtyIDs = m.dirtyIDs[:0]
+	return out
+}
+
+// forgetDirty drops the record of changed ids (a full checkpoint holds them).
+func (m *pageMap) forgetDirty() {
+	for _, id := range m.dirtyIDs {
+		m.dirty.clear(uint64(id))
+	}
+	m.dirtyIDs = m.dirtyIDs[:0]
+}
+
+// mapEntry is one page map entry, as a delta checkpoint stores it.
+type mapEntry struct {
+	id  PageID
+	loc location
 }
 
 func (m *pageMap) grow(n uint64) {

@@ -11,8 +11,9 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// recover loads the checkpoint and replays the log after it. See
-// docs/ARCHITECTURE.md ("Page store recovery") for the rules it enforces.
+// recover loads the checkpoint and the map log's deltas, and replays the
+// log after them. See docs/ARCHITECTURE.md ("Page store recovery") for the
+// rules it enforces.
 func (s *Store) recover() error {
 	names, err := s.fs.List(s.dir)
 	if err != nil {
@@ -43,92 +44,59 @@ func (s *Store) recover() error {
 	if err := s.opts.checkSizes(s.pageSize); err != nil {
 		return err
 	}
-	s.buf = vfs.AlignedBuffer(s.opts.WriteBufferSize)
-	s.nextSeq = ckpt.nextSeq
-	s.nextSegNum = ckpt.nextSegNum
-	s.pmap.entries = ckpt.entries
-	for _, e := range ckpt.entries {
-		if e.present() {
-			s.pmap.live++
-		}
-	}
 	if st, err := s.fs.Stat(filepath.Join(s.dir, checkpointName)); err == nil {
 		s.ckptBytes = st.Size()
 	}
 	// A crash during a checkpoint can leave its temporary file behind.
 	_ = s.fs.Remove(filepath.Join(s.dir, checkpointTmpName))
 
-	// Segments the checkpoint needs: those its map points into and every
-	// one from the replay position on. Others are leftovers of a cleaning
-	// pass that crashed after its checkpoint but before deleting them.
+	s.pmap.entries = ckpt.entries
+	state := ckpt.ckptState
+	stamps := map[uint32]uint64{}
+	for _, si := range ckpt.segs {
+		stamps[si.num] = si.stamp
+	}
+	s.generation = ckpt.generation
+	s.needFull = ckpt.version != checkpointVersion
+	if err := s.applyMapLog(&state, stamps); err != nil {
+		return err
+	}
+	for _, e := range s.pmap.entries {
+		if e.present() {
+			s.pmap.live++
+		}
+	}
+	s.nextSeq = state.nextSeq
+	s.nextSegNum = state.nextSegNum
+
+	// Segments the map points into, other than replay heads, are whole and
+	// reflected in the map.
 	referenced := make(map[uint32]bool)
-	for _, e := range ckpt.entries {
+	for _, e := range s.pmap.entries {
 		if e.present() {
 			referenced[e.seg] = true
 		}
 	}
-	onDisk := make(map[uint32]bool, len(nums))
-	var replay []uint32
-	for _, n := range nums {
-		onDisk[n] = true
-		switch {
-		case n >= ckpt.replaySeg:
-			if n >= ckpt.nextSegNum+1<<20 {
-				return fmt.Errorf("pagestore: %s: %w: segment %d far beyond the checkpoint's next segment %d", s.dir, ErrCorrupt, n, ckpt.nextSegNum)
-			}
-			replay = append(replay, n)
-		case referenced[n]:
-		default:
-			path := segmentPath(s.dir, n)
-			s.log.Info("pagestore: removing obsolete segment", "file", path)
-			if err := s.fs.Remove(path); err != nil {
-				return fmt.Errorf("pagestore: remove obsolete segment %s: %w", path, err)
-			}
+	plan := planReplay(nums, state, referenced)
+	for _, n := range plan.obsolete {
+		path := segmentPath(s.dir, n)
+		s.log.Info("pagestore: removing obsolete segment", "file", path)
+		if err := s.fs.Remove(path); err != nil {
+			return fmt.Errorf("pagestore: remove obsolete segment %s: %w", path, err)
 		}
+	}
+	if len(plan.problems) > 0 {
+		return fmt.Errorf("pagestore: %s: %w: %s", s.dir, ErrCorrupt, plan.problems[0].msg)
 	}
 	for n := range referenced {
-		if !onDisk[n] {
-			return fmt.Errorf("pagestore: %s: %w: checkpoint references missing segment %s", s.dir, ErrCorrupt, segmentFileName(n))
-		}
-		if err := s.openSegment(n); err != nil {
-			return err
-		}
-	}
-	// The replay segment was synced before the checkpoint named it, so it
-	// must exist (unless nothing was ever written to the log), and the
-	// replayed segments must be contiguous: a gap means a lost file.
-	if (len(replay) == 0 || replay[0] != ckpt.replaySeg) && ckpt.replaySeg < ckpt.nextSegNum {
-		return fmt.Errorf("pagestore: %s: %w: replay segment %s is missing", s.dir, ErrCorrupt, segmentFileName(ckpt.replaySeg))
-	}
-	for i, n := range replay {
-		if n != ckpt.replaySeg+uint32(i) {
-			return fmt.Errorf("pagestore: %s: %w: segment %s is missing", s.dir, ErrCorrupt, segmentFileName(ckpt.replaySeg+uint32(i)))
-		}
-	}
-	for i, n := range replay {
-		if _, ok := s.segs[n]; !ok {
+		if !state.isReplayHead(n) {
 			if err := s.openSegment(n); err != nil {
 				return err
 			}
 		}
-		from := int64(0)
-		if n == ckpt.replaySeg {
-			from = int64(ckpt.replayOff)
-			if s.segs[n].size < from {
-				return fmt.Errorf("pagestore: %s: %w: segment %s is %d bytes, the checkpoint replays it from %d", s.dir, ErrCorrupt, s.segs[n].path, s.segs[n].size, from)
-			}
-		}
-		dropped, err := s.replaySegment(s.segs[n], from, i == len(replay)-1, referenced[n] || n < ckpt.nextSegNum)
-		if err != nil {
-			return err
-		}
-		if dropped {
-			// Reuse the number: the next segment must follow the last
-			// one on disk without a gap.
-			s.nextSegNum = n
-		} else if n >= s.nextSegNum {
-			s.nextSegNum = n + 1
-		}
+	}
+	if err := s.replay(plan.replay, state, referenced, stamps); err != nil {
+		return err
 	}
 	// Live bytes per segment, from the recovered map.
 	for id := len(s.pmap.entries) - 1; id >= 0; id-- { // Allocate pops from the end: lowest ids first
@@ -146,10 +114,452 @@ func (s *Store) recover() error {
 		}
 		seg.live += int64(e.len)
 	}
+	for _, seg := range s.segs {
+		if st, ok := stamps[seg.num]; ok && st > seg.stamp {
+			seg.stamp = st
+		}
+	}
 	s.nextID = PageID(len(s.pmap.entries))
-	if err := s.newHead(); err != nil {
+	if err := s.truncateMapLog(); err != nil {
+		return err
+	}
+	if err := s.newHead(streamHot); err != nil {
 		return fmt.Errorf("pagestore: %w", err)
 	}
+	return nil
+}
+
+// applyMapLog opens the map log (creating it if there is none) and applies
+// its deltas of the checkpoint's generation to the map, the state and the
+// stamps.
+func (s *Store) applyMapLog(state *ckptState, stamps map[uint32]uint64) error {
+	path := filepath.Join(s.dir, mapLogName)
+	f, err := s.fs.OpenFile(path, os.O_RDWR, 0, vfs.OpenOptions{})
+	if os.IsNotExist(err) {
+		// A store of the previous format, or created by a version that
+		// had no map log. The next checkpoint is full.
+		s.needFull = true
+		return s.createMapLog()
+	}
+	if err != nil {
+		return fmt.Errorf("pagestore: open %s: %w", path, err)
+	}
+	s.mapLog = f
+	deltas, valid, err := readMapLog(f, s.generation, uint32(s.pageSize))
+	if err != nil {
+		if errors.Is(err, ErrCorrupt) {
+			return fmt.Errorf("pagestore: %s: %w", path, err)
+		}
+		return fmt.Errorf("pagestore: read %s: %w", path, err)
+	}
+	if err := applyDeltas(&s.pmap, state, stamps, deltas, s.needFull); err != nil {
+		return fmt.Errorf("pagestore: %s: %w: %v", path, ErrCorrupt, err)
+	}
+	// Entries point below their own record's next segment number, and
+	// that only grows: below the final one.
+	s.deltas = uint64(len(deltas))
+	s.mapLogBytes = valid
+	return nil
+}
+
+// applyDeltas applies the map log's deltas, in order, to the page map, the
+// checkpoint state and the segments' stamps. fromV1 says the checkpoint is
+// of version 1, which no delta can extend.
+func applyDeltas(pm *pageMap, state *ckptState, stamps map[uint32]uint64, deltas []*mapDelta, fromV1 bool) error {
+	if fromV1 && len(deltas) > 0 {
+		return errors.New("deltas extend a checkpoint of version 1")
+	}
+	for _, d := range deltas {
+		if d.nextSeq < state.nextSeq || d.nextSegNum < state.nextSegNum {
+			return fmt.Errorf("delta %d goes back in the log", d.number)
+		}
+		*state = d.ckptState
+		for _, e := range d.entries {
+			if uint64(e.id) >= uint64(len(pm.entries)) {
+				if !e.loc.present() {
+					continue
+				}
+				pm.grow(uint64(e.id) + 1)
+			}
+			pm.entries[e.id] = e.loc
+		}
+		for _, si := range d.segs {
+			stamps[si.num] = si.stamp
+		}
+	}
+	return nil
+}
+
+// replayPlan is what recovery does with the segment files, decided from
+// the checkpoint state (after the map log) and the segments the page map
+// points into (referenced).
+type replayPlan struct {
+	// replay: the segments replayed, in increasing order: each stream's
+	// head at the checkpoint (from its replay position) and every segment
+	// created after it.
+	replay []uint32
+	// obsolete: segments neither referenced nor replayed, left by a
+	// cleaning pass that crashed after its checkpoint but before deleting
+	// them. Recovery deletes them.
+	obsolete []uint32
+	// problems: why recovery fails (each is corruption), in the order it
+	// checks them.
+	problems []segmentProblem
+}
+
+// segmentProblem is a reason recovery fails, about segment num.
+type segmentProblem struct {
+	num uint32
+	msg string
+}
+
+// isReplayHead says whether segment n is a stream's replay segment.
+func (c *ckptState) isReplayHead(n uint32) bool {
+	for _, r := range c.replay {
+		if r.seg != 0 && r.seg == n {
+			return true
+		}
+	}
+	return false
+}
+
+// planReplay decides, from the segment files on disk (nums, increasing),
+// which segments recovery replays and which it deletes, and checks that no
+// segment it needs is missing. It only reads its arguments.
+func planReplay(nums []uint32, state ckptState, referenced map[uint32]bool) replayPlan {
+	var p replayPlan
+	onDisk := make(map[uint32]bool, len(nums))
+	for _, n := range nums {
+		onDisk[n] = true
+		switch {
+		case n >= state.nextSegNum:
+			if n >= state.nextSegNum+1<<20 {
+				p.problems = append(p.problems, segmentProblem{n, fmt.Sprintf("segment %d far beyond the checkpoint's next segment %d", n, state.nextSegNum)})
+			}
+			p.replay = append(p.replay, n)
+		case state.isReplayHead(n):
+			p.replay = append(p.replay, n)
+		case referenced[n]:
+		default:
+			p.obsolete = append(p.obsolete, n)
+		}
+	}
+	var missing []uint32
+	for n := range referenced {
+		if !onDisk[n] {
+			missing = append(missing, n)
+		}
+	}
+	slices.Sort(missing)
+	for _, n := range missing {
+		p.problems = append(p.problems, segmentProblem{n, "checkpoint references missing segment " + segmentFileName(n)})
+	}
+	// A replay head was synced before the checkpoint named it, so it must
+	// exist (unless it is the segment to be created next: nothing was
+	// written), and the segments created after the checkpoint are numbered
+	// without a gap: a gap means a lost file.
+	for _, r := range state.replay {
+		if r.seg != 0 && r.seg < state.nextSegNum && !onDisk[r.seg] {
+			p.problems = append(p.problems, segmentProblem{r.seg, fmt.Sprintf("replay segment %s is missing", segmentFileName(r.seg))})
+		}
+	}
+	next := state.nextSegNum
+	for _, n := range p.replay {
+		if n < state.nextSegNum {
+			continue
+		}
+		if n != next {
+			p.problems = append(p.problems, segmentProblem{next, fmt.Sprintf("segment %s is missing", segmentFileName(next))})
+			break
+		}
+		next++
+	}
+	return p
+}
+
+// truncateMapLog drops what follows the map log's valid records: a record
+// torn by a crash, or records of an older generation. It runs once recovery
+// has succeeded, so that a store it reports as corrupt keeps all its bytes.
+func (s *Store) truncateMapLog() error {
+	path := filepath.Join(s.dir, mapLogName)
+	size, err := s.mapLog.Size()
+	if err != nil {
+		return fmt.Errorf("pagestore: size of %s: %w", path, err)
+	}
+	if size <= s.mapLogBytes {
+		return nil
+	}
+	s.log.Warn("pagestore: dropping the torn or obsolete tail of the map log", "file", path, "offset", s.mapLogBytes, "bytes", size-s.mapLogBytes)
+	if err := s.mapLog.Truncate(s.mapLogBytes); err != nil {
+		return fmt.Errorf("pagestore: truncate %s at %d: %w", path, s.mapLogBytes, err)
+	}
+	if err := s.mapLog.Sync(); err != nil {
+		return fmt.Errorf("pagestore: sync %s: %w", path, err)
+	}
+	return nil
+}
+
+// createMapLog creates an empty map log and makes its directory entry
+// durable (deltas appended to a file whose name a crash can lose would be
+// lost with it).
+func (s *Store) createMapLog() error {
+	path := filepath.Join(s.dir, mapLogName)
+	f, err := s.fs.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644, vfs.OpenOptions{})
+	if err != nil {
+		return fmt.Errorf("pagestore: create %s: %w", path, err)
+	}
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		f.Close()
+		return fmt.Errorf("pagestore: sync directory %s: %w", s.dir, err)
+	}
+	s.mapLog = f
+	s.mapLogBytes = 0
+	return nil
+}
+
+// replay applies the records of the replayed segments (nums, increasing)
+// to the page map. Both streams' records are newer than the checkpoint;
+// between them the record with the higher sequence number wins (the cleaner
+// relocates a page only if no newer record of it exists, so a relocation
+// and a caller's write of the same page are ordered by their sequence
+// numbers, not by their place in the log).
+//
+// In each stream only the newest segment may end in a torn record (every
+// older one was fsynced whole before its successor got a byte): its file
+// is truncated there. A segment whose header is invalid and that holds no
+// valid record was created but never synced; it is removed if it is the
+// newest segment, and otherwise rewritten as an empty segment so that the
+// numbers stay without a gap. Any other invalid bytes are corruption.
+func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]bool, stamps map[uint32]uint64) error {
+	type replayed struct {
+		seg    *segment
+		data   []byte
+		stream int
+		empty  bool // invalid header, nothing valid after it
+	}
+	var segs []*replayed
+	for _, n := range nums {
+		if err := s.openSegment(n); err != nil {
+			return err
+		}
+		seg := s.segs[n]
+		data := vfs.AlignedBuffer(int(seg.size))
+		k, err := seg.f.ReadAt(data, 0) // whole blocks: the size may be unaligned after a truncation
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("pagestore: read segment %s: %w", seg.path, err)
+		}
+		data = data[:k]
+		stream, empty, herr := checkReplayedHeader(data, s.pageSize, n, state.isReplayHead(n) || referenced[n])
+		if herr != nil {
+			return fmt.Errorf("pagestore: segment %s offset 0: %w: %v", seg.path, ErrCorrupt, herr)
+		}
+		if !empty {
+			seg.stream = stream
+		}
+		segs = append(segs, &replayed{seg: seg, data: data, stream: stream, empty: empty})
+	}
+	// Empty segments at the end are removed, their numbers reused.
+	for len(segs) > 0 && segs[len(segs)-1].empty {
+		r := segs[len(segs)-1]
+		segs = segs[:len(segs)-1]
+		s.log.Warn("pagestore: dropping empty torn segment", "file", r.seg.path)
+		delete(s.segs, r.seg.num)
+		r.seg.unpin()
+		if err := s.fs.Remove(r.seg.path); err != nil {
+			return fmt.Errorf("pagestore: remove torn segment %s: %w", r.seg.path, err)
+		}
+		if err := s.fs.SyncDir(s.dir); err != nil {
+			return fmt.Errorf("pagestore: sync directory %s: %w", s.dir, err)
+		}
+	}
+	var newest [numStreams]uint32
+	for _, r := range segs {
+		if !r.empty {
+			newest[r.stream] = r.seg.num
+		}
+		if r.seg.num >= s.nextSegNum {
+			s.nextSegNum = r.seg.num + 1
+		}
+	}
+	rm := replayMap{pm: &s.pmap, seqs: map[PageID]uint64{}}
+	var nextSeq [numStreams]uint64 // above the stream's last record
+	maxSeq := state.nextSeq
+	for _, r := range segs {
+		seg := r.seg
+		if r.empty {
+			if err := s.rewriteEmptySegment(seg); err != nil {
+				return err
+			}
+			continue
+		}
+		from, err := replayFrom(state, seg.num, r.stream, int64(len(r.data)))
+		if err != nil {
+			return fmt.Errorf("pagestore: %s: %w: segment %s %v", s.dir, ErrCorrupt, seg.path, err)
+		}
+		end, next, tornErr := replayRecords(r.data, from, s.pageSize, max(state.nextSeq, nextSeq[r.stream]),
+			func(off int64, h recordHeader) { rm.apply(seg.num, off, h) })
+		if next > 0 {
+			nextSeq[r.stream] = next
+			maxSeq = max(maxSeq, next)
+			stamps[seg.num] = max(stamps[seg.num], next-1)
+		}
+		seg.size = int64(len(r.data))
+		if tornErr != "" {
+			if seg.num != newest[r.stream] {
+				return fmt.Errorf("pagestore: segment %s offset %d: %w: %s", seg.path, end, ErrCorrupt, tornErr)
+			}
+			s.log.Warn("pagestore: dropping torn log tail", "file", seg.path, "offset", end, "bytes", int64(len(r.data))-end, "reason", tornErr)
+			if err := seg.f.Truncate(end); err != nil {
+				return fmt.Errorf("pagestore: truncate torn tail of %s at %d: %w", seg.path, end, err)
+			}
+			if err := seg.f.Sync(); err != nil {
+				return fmt.Errorf("pagestore: sync %s: %w", seg.path, err)
+			}
+			seg.size = end
+		}
+		seg.written, seg.synced = seg.size, seg.size
+	}
+	s.nextSeq = maxSeq
+	return nil
+}
+
+// The rest of this file's replay logic only reads: Inspect (inspect.go)
+// uses it too, so that it rebuilds the page map exactly as Open does.
+
+// checkReplayedHeader verifies the header of a segment that recovery
+// replays and returns the segment's stream. A segment whose header is
+// invalid and after which no valid record starts was created but never
+// synced (empty), unless it must hold data (mustHold: it is a replay head
+// or the page map points into it): then, as when records follow, the
+// invalid header is an error.
+func checkReplayedHeader(data []byte, pageSize int, num uint32, mustHold bool) (stream int, empty bool, err error) {
+	stream, err = checkSegmentHeader(data, pageSize, num)
+	if err == nil {
+		return stream, false, nil
+	}
+	if mustHold {
+		return 0, false, err
+	}
+	if len(data) > segmentHeaderSize {
+		if _, _, rerr := decodeRecord(data[segmentHeaderSize:], pageSize); rerr == nil {
+			return 0, false, fmt.Errorf("%v (but records follow)", err)
+		}
+	}
+	return 0, true, nil
+}
+
+// replayFrom returns the offset from which recovery replays segment num of
+// the given stream, size bytes long: its stream's replay offset if it is
+// the stream's replay segment, else the start (a segment created after the
+// checkpoint). The error says why the segment contradicts the checkpoint.
+func replayFrom(state ckptState, num uint32, stream int, size int64) (int64, error) {
+	if rp := state.replay[stream]; rp.seg == num {
+		if size < int64(rp.off) {
+			return 0, fmt.Errorf("is %d bytes, the checkpoint replays it from %d", size, rp.off)
+		}
+		return int64(rp.off), nil
+	}
+	if num < state.nextSegNum {
+		return 0, fmt.Errorf("is stream %d's replay segment in the checkpoint but a segment of stream %d", 1-stream, stream)
+	}
+	return 0, nil
+}
+
+// replayMap applies replayed records to a page map: for each page the
+// record with the highest sequence number wins, a free record deleting it.
+type replayMap struct {
+	pm   *pageMap
+	seqs map[PageID]uint64 // per page id replayed: the winning record's sequence number plus one
+}
+
+func (r *replayMap) apply(seg uint32, off int64, h recordHeader) {
+	if r.seqs[h.pageID] <= h.seq {
+		r.seqs[h.pageID] = h.seq + 1
+		if h.kind == kindPage {
+			r.pm.set(h.pageID, location{seg: seg, off: uint32(off), len: uint32(h.size())})
+		} else {
+			r.pm.remove(h.pageID)
+		}
+	}
+}
+
+// replayRecords walks a segment's records in data from offset from on, as
+// recovery replays them: each must have a sequence number of at least
+// minSeq and above the previous one. It calls apply for each, and returns
+// where it stopped, the last sequence number applied plus one (0: none) and
+// why it stopped before the end ("" if it did not).
+func replayRecords(data []byte, from int64, pageSize int, minSeq uint64, apply func(off int64, h recordHeader)) (int64, uint64, string) {
+	var next uint64
+	end, why := walkRecords(data, from, pageSize, func(off int64, h recordHeader) error {
+		if h.seq < max(minSeq, next) {
+			return fmt.Errorf("sequence number %d not above %d", h.seq, max(minSeq, next)-1)
+		}
+		apply(off, h)
+		next = h.seq + 1
+		return nil
+	})
+	return end, next, why
+}
+
+// walkRecords decodes the records of a segment's bytes from offset from on
+// (at least the end of the header) and calls visit with each valid one; an
+// error from visit makes the record invalid. A zero byte where a record
+// would start is padding: the walk skips to the next block boundary. A zero
+// byte at a block boundary (or zeros up to the end of the data) ends the
+// data. It returns where the walk stopped and, if it stopped on an invalid
+// record or on nonzero bytes after padding, why; "" means the data ended
+// there: at the end of data, at a block boundary followed by nothing but
+// zeros, or inside padding that the end of data cut short (the returned
+// offset is then the padding's start, not block aligned).
+func walkRecords(data []byte, from int64, pageSize int, visit func(off int64, h recordHeader) error) (int64, string) {
+	off := max(from, segmentHeaderSize)
+	end := int64(len(data))
+	for off < end {
+		if data[off] == 0 {
+			nextBlock := (off + vfs.BlockSize) &^ (vfs.BlockSize - 1)
+			if off&(vfs.BlockSize-1) == 0 || !allZero(data[off:min(nextBlock, end)]) {
+				if !allZero(data[off:end]) {
+					return off, "nonzero bytes after padding"
+				}
+				return off, ""
+			}
+			if nextBlock > end {
+				return off, ""
+			}
+			off = nextBlock
+			continue
+		}
+		h, _, err := decodeRecord(data[off:], pageSize)
+		if err == nil {
+			err = visit(off, h)
+		}
+		if err != nil {
+			return off, err.Error()
+		}
+		off += int64(h.size())
+	}
+	return off, ""
+}
+
+// rewriteEmptySegment turns a segment file that was created but never
+// synced into a valid empty segment, so that the numbers of the segments
+// after it stay without a gap. It holds no page; the next checkpoint deletes
+// it.
+func (s *Store) rewriteEmptySegment(seg *segment) error {
+	s.log.Warn("pagestore: rewriting empty torn segment", "file", seg.path)
+	b := vfs.AlignedBuffer(vfs.BlockSize)
+	encodeSegmentHeader(b, s.pageSize, seg.num, streamHot)
+	if err := seg.f.Truncate(0); err != nil {
+		return fmt.Errorf("pagestore: truncate %s: %w", seg.path, err)
+	}
+	if _, err := seg.f.WriteAt(b, 0); err != nil {
+		return fmt.Errorf("pagestore: write %s: %w", seg.path, err)
+	}
+	if err := seg.f.Sync(); err != nil {
+		return fmt.Errorf("pagestore: sync %s: %w", seg.path, err)
+	}
+	seg.stream = streamHot
+	seg.size, seg.written, seg.synced = vfs.BlockSize, vfs.BlockSize, vfs.BlockSize
 	return nil
 }
 
@@ -164,7 +574,6 @@ func (s *Store) create() error {
 	if err := s.opts.checkSizes(s.pageSize); err != nil {
 		return err
 	}
-	s.buf = vfs.AlignedBuffer(s.opts.WriteBufferSize)
 	s.nextSegNum = 1
 	// The store's directory, and any of its ancestors, may have just been
 	// created: make their entries durable, or a crash could lose the whole
@@ -172,12 +581,23 @@ func (s *Store) create() error {
 	if err := vfs.SyncAncestors(s.fs, s.dir); err != nil {
 		return fmt.Errorf("pagestore: %w", err)
 	}
-	n, err := writeCheckpoint(s.fs, s.dir, &checkpoint{pageSize: uint32(s.pageSize), replaySeg: 1, nextSegNum: 1})
+	// The map log first, so that the checkpoint's directory sync covers it.
+	path := filepath.Join(s.dir, mapLogName)
+	f, err := s.fs.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644, vfs.OpenOptions{})
+	if err != nil {
+		return fmt.Errorf("pagestore: create %s: %w", path, err)
+	}
+	s.mapLog = f
+	s.generation = 1
+	c := &checkpoint{pageSize: uint32(s.pageSize), generation: s.generation}
+	c.nextSegNum = 1
+	c.replay[streamHot] = replayPos{seg: 1}
+	n, err := writeCheckpoint(s.fs, s.dir, c)
 	if err != nil {
 		return err
 	}
 	s.ckptBytes = n
-	return s.newHead()
+	return s.newHead(streamHot)
 }
 
 func (s *Store) openSegment(num uint32) error {
@@ -192,104 +612,10 @@ func (s *Store) openSegment(num uint32) error {
 		f.Close()
 		return fmt.Errorf("pagestore: size of segment %s: %w", path, err)
 	}
-	seg := &segment{num: num, path: path, f: f, size: size}
+	seg := &segment{num: num, path: path, f: f, size: size, written: size, synced: size, sealed: true}
 	seg.refs.Store(1)
 	s.segs[num] = seg
 	return nil
-}
-
-// replaySegment applies the records of seg from offset from to the page
-// map. In the newest segment (last), the first invalid record is the torn
-// tail of the log: the file is truncated there. Anywhere else an invalid
-// record is corruption, because every older segment was synced whole
-// before the next was created.
-//
-// A newest segment whose header is invalid was created but never synced
-// (a crash between creating the file and the first sync): it is removed and
-// dropped is true, so its number is reused. That is only allowed when
-// nothing can have been synced in it: it is not needed by the checkpoint
-// (needed) and no valid record follows the header; otherwise it is
-// corruption, and the file is left alone.
-func (s *Store) replaySegment(seg *segment, from int64, last, needed bool) (dropped bool, err error) {
-	data := vfs.AlignedBuffer(int(seg.size))
-	n, err := seg.f.ReadAt(data, 0) // whole blocks: the size may be unaligned after a truncation
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, fmt.Errorf("pagestore: read segment %s: %w", seg.path, err)
-	}
-	data = data[:n]
-	corrupt := func(off int64, why string) error {
-		return fmt.Errorf("pagestore: segment %s offset %d: %w: %s", seg.path, off, ErrCorrupt, why)
-	}
-	if err := checkSegmentHeader(data, s.pageSize, seg.num); err != nil {
-		if !last || needed {
-			return false, corrupt(0, err.Error())
-		}
-		if len(data) > segmentHeaderSize {
-			if _, _, rerr := decodeRecord(data[segmentHeaderSize:], s.pageSize); rerr == nil {
-				return false, corrupt(0, err.Error()+" (but records follow)")
-			}
-		}
-		s.log.Warn("pagestore: dropping empty torn segment", "file", seg.path, "reason", err)
-		delete(s.segs, seg.num)
-		seg.unpin()
-		if err := s.fs.Remove(seg.path); err != nil {
-			return false, fmt.Errorf("pagestore: remove torn segment %s: %w", seg.path, err)
-		}
-		if err := s.fs.SyncDir(s.dir); err != nil {
-			return false, fmt.Errorf("pagestore: sync directory %s: %w", s.dir, err)
-		}
-		return true, nil
-	}
-	off := max(from, segmentHeaderSize)
-	end := int64(len(data))
-	var tornErr string
-	for off < end {
-		if data[off] == 0 {
-			// Padding to the next block boundary, or (at a boundary) the
-			// end of the written data.
-			next := (off + vfs.BlockSize) &^ (vfs.BlockSize - 1)
-			if off&(vfs.BlockSize-1) == 0 || !allZero(data[off:min(next, end)]) {
-				if !allZero(data[off:end]) {
-					tornErr = "nonzero bytes after padding"
-				}
-				break
-			}
-			off = next
-			continue
-		}
-		h, _, err := decodeRecord(data[off:], s.pageSize)
-		if err == nil && h.seq < s.nextSeq {
-			err = fmt.Errorf("sequence number %d not above %d", h.seq, s.nextSeq-1)
-		}
-		if err != nil {
-			tornErr = err.Error()
-			break
-		}
-		loc := location{seg: seg.num, off: uint32(off), len: uint32(h.size())}
-		if h.kind == kindPage {
-			s.pmap.set(h.pageID, loc)
-		} else {
-			s.pmap.remove(h.pageID)
-		}
-		s.nextSeq = h.seq + 1
-		off += int64(h.size())
-	}
-	if tornErr == "" {
-		seg.size = int64(len(data))
-		return false, nil
-	}
-	if !last {
-		return false, corrupt(off, tornErr)
-	}
-	s.log.Warn("pagestore: dropping torn log tail", "file", seg.path, "offset", off, "bytes", end-off, "reason", tornErr)
-	if err := seg.f.Truncate(off); err != nil {
-		return false, fmt.Errorf("pagestore: truncate torn tail of %s at %d: %w", seg.path, off, err)
-	}
-	if err := seg.f.Sync(); err != nil {
-		return false, fmt.Errorf("pagestore: sync %s: %w", seg.path, err)
-	}
-	seg.size = off
-	return false, nil
 }
 
 func allZero(b []byte) bool {

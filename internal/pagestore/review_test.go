@@ -76,7 +76,7 @@ func (f *syncHookFile) Close() error {
 func headNum(s *Store) uint32 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.head.num
+	return s.streams[streamHot].head.num
 }
 
 // TestReviewEmptySegmentBreaksSecondRecovery: Sync fsyncs the head outside

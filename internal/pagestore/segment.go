@@ -17,10 +17,10 @@ import (
 // Segment header layout (little endian), see docs/FORMAT.md:
 //
 //	0  magic     [8]byte "STRATSEG"
-//	8  version   uint32  1
+//	8  version   uint32  2 (1: written before there were two streams)
 //	12 page size uint32
 //	16 segment   uint32  the segment's number (also in its file name)
-//	20 reserved  uint32  zero
+//	20 stream    uint32  0: pages written by callers, 1: pages relocated by the cleaner (version 1: zero)
 //	24 crc       uint32  CRC32C of bytes 0..24
 //	28 reserved  uint32  zero
 //
@@ -31,43 +31,60 @@ import (
 // magic would be therefore means "skip to the next block boundary".
 const (
 	segmentHeaderSize = 32
-	segmentVersion    = 1
+	segmentVersion    = 2
 	segmentSuffix     = ".seg"
+)
+
+// Streams: the log has two heads. Pages written by callers go to the hot
+// stream; the cleaner appends the live records it relocates to the cold
+// stream, so that data that survived a cleaning pass (likely to stay) is not
+// mixed with fresh writes (likely to be overwritten soon).
+const (
+	streamHot  = 0
+	streamCold = 1
+	numStreams = 2
 )
 
 var segmentMagic = [8]byte{'S', 'T', 'R', 'A', 'T', 'S', 'E', 'G'}
 
-func encodeSegmentHeader(dst []byte, pageSize int, num uint32) {
+func encodeSegmentHeader(dst []byte, pageSize int, num uint32, stream int) {
 	_ = dst[segmentHeaderSize-1]
 	copy(dst, segmentMagic[:])
 	binary.LittleEndian.PutUint32(dst[8:], segmentVersion)
 	binary.LittleEndian.PutUint32(dst[12:], uint32(pageSize))
 	binary.LittleEndian.PutUint32(dst[16:], num)
-	binary.LittleEndian.PutUint32(dst[20:], 0)
+	binary.LittleEndian.PutUint32(dst[20:], uint32(stream))
 	binary.LittleEndian.PutUint32(dst[24:], crc32.Checksum(dst[:24], castagnoli))
 	binary.LittleEndian.PutUint32(dst[28:], 0)
 }
 
-func checkSegmentHeader(b []byte, pageSize int, num uint32) error {
+// checkSegmentHeader verifies a segment header and returns the segment's
+// stream.
+func checkSegmentHeader(b []byte, pageSize int, num uint32) (int, error) {
 	if len(b) < segmentHeaderSize {
-		return errors.New("short segment header")
+		return 0, errors.New("short segment header")
 	}
 	if [8]byte(b[:8]) != segmentMagic {
-		return fmt.Errorf("bad segment magic %q", b[:8])
+		return 0, fmt.Errorf("bad segment magic %q", b[:8])
 	}
 	if got, want := binary.LittleEndian.Uint32(b[24:]), crc32.Checksum(b[:24], castagnoli); got != want {
-		return fmt.Errorf("segment header checksum mismatch (computed %#x, stored %#x)", want, got)
+		return 0, fmt.Errorf("segment header checksum mismatch (computed %#x, stored %#x)", want, got)
 	}
-	if v := binary.LittleEndian.Uint32(b[8:]); v != segmentVersion {
-		return fmt.Errorf("unsupported segment version %d", v)
+	v := binary.LittleEndian.Uint32(b[8:])
+	if v != 1 && v != segmentVersion {
+		return 0, fmt.Errorf("unsupported segment version %d", v)
 	}
 	if ps := binary.LittleEndian.Uint32(b[12:]); ps != uint32(pageSize) {
-		return fmt.Errorf("segment page size %d, store page size %d", ps, pageSize)
+		return 0, fmt.Errorf("segment page size %d, store page size %d", ps, pageSize)
 	}
 	if n := binary.LittleEndian.Uint32(b[16:]); n != num {
-		return fmt.Errorf("segment header says number %d, file name says %d", n, num)
+		return 0, fmt.Errorf("segment header says number %d, file name says %d", n, num)
 	}
-	return nil
+	stream := binary.LittleEndian.Uint32(b[20:])
+	if stream >= numStreams || (v == 1 && stream != 0) {
+		return 0, fmt.Errorf("segment stream %d out of range", stream)
+	}
+	return int(stream), nil
 }
 
 func segmentFileName(num uint32) string { return fmt.Sprintf("%08d%s", num, segmentSuffix) }
@@ -87,18 +104,31 @@ func parseSegmentFileName(name string) (uint32, bool) {
 }
 
 // segment is one log file. The Store's table holds one reference; readers
-// pin it while they read, so that the cleaner can drop a segment while a
-// read is in flight and the file is closed only after the last reader.
+// and the writer of its buffers pin it while they use the file, so that the
+// cleaner can drop a segment while a read is in flight and the file is
+// closed only after the last user.
 type segment struct {
-	num  uint32
-	path string
-	f    vfs.File
-	refs atomic.Int32
+	num    uint32
+	stream int
+	path   string
+	f      vfs.File
+	refs   atomic.Int32
 
 	// Guarded by Store.mu.
-	size int64 // bytes of the segment holding data (for the head: its append position)
-	live int64 // bytes of the records the page map points to
+	size    int64  // bytes of the segment holding data (for a head: its append position)
+	live    int64  // bytes of the records the page map points to
+	written int64  // bytes [0, written) are in the file; [written, size) are in write buffers
+	synced  int64  // bytes [0, synced) are durable
+	sealed  bool   // no more records will be appended: the stream rolled over to a new segment
+	stamp   uint64 // sequence number of its newest record: its age for the cleaner (clean.go)
+	// stampDirty: stamp changed since the last checkpoint recorded it.
+	stampDirty bool
 }
+
+// cleanable says whether the cleaner may take seg as a victim: it is whole
+// and durable, so its records can be read from the file and recovery will
+// never replay it. Called with Store.mu held.
+func (s *segment) cleanable() bool { return s.sealed && s.synced >= s.size }
 
 func (s *segment) pin() { s.refs.Add(1) }
 

@@ -42,7 +42,8 @@ func (c *codecCounters) decompress(d time.Duration) {
 type counters struct {
 	codec          [numCodecIDs]codecCounters
 	callerBytes    atomic.Int64 // raw bytes of pages callers wrote
-	fileBytes      atomic.Int64 // bytes written to segment and checkpoint files
+	fileBytes      atomic.Int64 // bytes written to segment, checkpoint and map log files
+	mapBytes       atomic.Int64 // bytes written to checkpoint and map log files
 	pagesWritten   atomic.Int64
 	pagesRead      atomic.Int64
 	pagesFreed     atomic.Int64
@@ -51,6 +52,7 @@ type counters struct {
 	bufferReads    atomic.Int64
 	syncs          atomic.Int64
 	checkpoints    atomic.Int64
+	fullCkpts      atomic.Int64
 	cleanPasses    atomic.Int64
 	segsCleaned    atomic.Int64
 	relocatedBytes atomic.Int64
@@ -108,7 +110,8 @@ type Stats struct {
 	StoredBytes int64
 	// LiveRecordBytes is StoredBytes plus the record headers.
 	LiveRecordBytes int64
-	// PhysicalBytes is the size of all segment files and the checkpoint.
+	// PhysicalBytes is the size of all segment files, the checkpoint and
+	// the map log.
 	PhysicalBytes int64
 	// GarbageBytes is segment bytes not holding a live record: overwritten
 	// and freed pages, padding, headers. The cleaner reclaims it.
@@ -131,7 +134,12 @@ type Stats struct {
 	DiskReadTime time.Duration
 	BufferReads  int64
 
-	Syncs, Checkpoints             int64
+	Syncs, Checkpoints int64
+	// FullCheckpoints counts the checkpoints that wrote the whole page map;
+	// the others appended a delta to the map log. MapBytesWritten is what
+	// all of them wrote (part of FileBytesWritten).
+	FullCheckpoints                int64
+	MapBytesWritten                int64
 	CleanerPasses, SegmentsCleaned int64
 	CleanerRelocatedBytes          int64
 	Codecs                         []CodecStats // codecs used so far
@@ -160,6 +168,8 @@ func (s *Store) Stats() Stats {
 		BufferReads:           c.bufferReads.Load(),
 		Syncs:                 c.syncs.Load(),
 		Checkpoints:           c.checkpoints.Load(),
+		FullCheckpoints:       c.fullCkpts.Load(),
+		MapBytesWritten:       c.mapBytes.Load(),
 		CleanerPasses:         c.cleanPasses.Load(),
 		SegmentsCleaned:       c.segsCleaned.Load(),
 		CleanerRelocatedBytes: c.relocatedBytes.Load(),
@@ -178,7 +188,7 @@ func (s *Store) Stats() Stats {
 		st.PhysicalBytes += seg.size
 		st.GarbageBytes += seg.size - seg.live
 	}
-	st.PhysicalBytes += s.ckptBytes
+	st.PhysicalBytes += s.ckptBytes + s.mapLogBytes
 	s.mu.RUnlock()
 	st.LogicalBytes = st.LivePages * int64(s.pageSize)
 	st.StoredBytes = st.LiveRecordBytes - st.LivePages*recordHeaderSize

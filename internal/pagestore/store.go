@@ -48,6 +48,21 @@ type Image struct {
 
 // Store is a compressed, log-structured page store. It is safe for
 // concurrent use.
+//
+// Locks, in the order they are taken (a goroutine holding one may take only
+// those after it):
+//
+//	cleanMu  serializes cleaning passes (each pass checkpoints)
+//	ckptMu   serializes checkpoints (each checkpoint syncs)
+//	syncMu   serializes Sync
+//	ioMu     serializes writing sealed write buffers to segment files, in
+//	         the order they were sealed (writebuf.go); held across that I/O
+//	mu       the page map, the segment table, the streams' heads and write
+//	         buffers; held only for lookups and in-memory appends, never
+//	         across a segment read, write or sync (it is held across the
+//	         creation of a segment file, once per segment)
+//	idMu     the page id allocator (freeIDs, isFree, nextID): Allocate takes
+//	         only this lock
 type Store struct {
 	dir      string
 	opts     Options
@@ -57,33 +72,45 @@ type Store struct {
 	pageSize int
 	lock     io.Closer
 
-	// syncMu serializes Sync; ckptMu serializes checkpoints; cleanMu
-	// serializes cleaning passes (each pass checkpoints, so it takes
-	// cleanMu then ckptMu).
-	syncMu  sync.Mutex
-	ckptMu  sync.Mutex
 	cleanMu sync.Mutex
+	ckptMu  sync.Mutex
+	syncMu  sync.Mutex
+	ioMu    sync.Mutex
 
-	// mu guards everything below it. Readers hold it shared only to look
-	// up a location and pin a segment; the disk read happens outside it.
+	// mu guards everything below it up to idMu. Readers hold it shared
+	// only to look up a location and pin a segment; the disk read happens
+	// outside it.
 	mu         sync.RWMutex
 	closed     bool
 	closing    bool  // Close is under way
 	failed     error // sticky write-path error: the log's state on disk is unknown
 	pmap       pageMap
 	segs       map[uint32]*segment
-	head       *segment
-	buf        []byte // write buffer, BlockSize aligned; buf[0] is at file offset bufOff of head
-	bufOff     int64
-	bufLen     int
+	streams    [numStreams]stream
+	pending    []*wbuf    // sealed buffers not yet written, in the order they were sealed
+	spareBufs  []*wbuf    // buffers to reuse
+	ioDone     *sync.Cond // on mu: signalled when a pending buffer was written or the store failed
+	lastSealed uint64     // id of the newest sealed buffer
+	lastIO     uint64     // id of the newest buffer written (buffers are written in id order)
 	nextSeq    uint64
 	nextSegNum uint32
-	dirDirty   bool     // a segment file was created since the last directory sync
-	freeIDs    []PageID // ids to hand out again, each at most once (see isFree)
-	isFree     bitset   // ids in freeIDs
-	nextID     PageID
+	dirDirty   bool  // a segment file was created since the last directory sync
 	sinceCkpt  int64 // log bytes appended since the last checkpoint
-	ckptBytes  int64 // size of the checkpoint file
+
+	// The checkpoint files. mapLog is guarded by ckptMu; the sizes by mu.
+	generation  uint64   // of the last full checkpoint
+	deltas      uint64   // map log records appended in this generation
+	needFull    bool     // the next checkpoint must be full (the last one was of an older format)
+	mapLog      vfs.File // MAPLOG
+	ckptBytes   int64    // size of the checkpoint file
+	mapLogBytes int64    // size of the map log
+
+	// idMu guards the id allocator. Lock order: mu before idMu.
+	idMu     sync.Mutex
+	idClosed bool     // Close has run: Allocate fails
+	freeIDs  []PageID // ids to hand out again; an entry is valid only while isFree holds its id
+	isFree   bitset   // ids free to hand out; never an id present in the page map
+	nextID   PageID
 
 	direct       atomic.Bool
 	directWarned bool      // guarded by mu
@@ -124,6 +151,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		bgKick: make(chan struct{}, 1),
 		bgDone: make(chan struct{}),
 	}
+	s.ioDone = sync.NewCond(&s.mu)
 	if err := s.recover(); err != nil {
 		s.closeFiles()
 		lock.Close()
@@ -183,18 +211,19 @@ func (s *Store) DirectIO() bool { return s.direct.Load() }
 
 // Allocate returns a page id that is not in use: a freed id if there is one,
 // else the next id after the largest in use. The id is reserved only in
-// memory; it becomes a page when WritePage is called with it.
+// memory; it becomes a page when WritePage is called with it. Allocate
+// takes only the allocator's lock, so it does not wait for writers.
 func (s *Store) Allocate() (PageID, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	if s.idClosed {
 		return 0, ErrClosed
 	}
 	for len(s.freeIDs) > 0 {
 		id := s.freeIDs[len(s.freeIDs)-1]
 		s.freeIDs = s.freeIDs[:len(s.freeIDs)-1]
-		s.isFree.clear(uint64(id))
-		if !s.pmap.get(id).present() {
+		if s.isFree.get(uint64(id)) { // else written again since it was freed
+			s.isFree.clear(uint64(id))
 			return id, nil
 		}
 	}
@@ -258,26 +287,20 @@ func (s *Store) WritePageImage(id PageID, page []byte, c codec.Codec, dst []byte
 // Release returns id, obtained from Allocate but never written, for reuse.
 // It does nothing if the page exists.
 func (s *Store) Release(id PageID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed && id < s.nextID && !s.pmap.get(id).present() {
-		s.pushFreeID(id)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if !s.closed && !s.pmap.get(id).present() {
+		s.idMu.Lock()
+		if id < s.nextID {
+			s.pushFreeID(id)
+		}
+		s.idMu.Unlock()
 	}
 }
 
 // Free deletes page id. Reading it afterwards returns ErrNotFound. Like a
 // write, the free is durable after the next Sync.
 func (s *Store) Free(id PageID) error {
-	s.mu.RLock()
-	present := !s.closed && s.pmap.get(id).present()
-	closed := s.closed
-	s.mu.RUnlock()
-	if closed {
-		return ErrClosed
-	}
-	if !present {
-		return fmt.Errorf("pagestore: free page %d: %w", id, ErrNotFound)
-	}
 	if err := s.append(kindFree, id, codec.None, nil, 0, nil); err != nil {
 		return fmt.Errorf("pagestore: free page %d: %w", id, err)
 	}
@@ -286,67 +309,113 @@ func (s *Store) Free(id PageID) error {
 }
 
 // append adds one record to the log and points the page map at it. If
-// expect is non-nil the record is a relocation by the cleaner, and it is
-// appended only if the page still lives at *expect.
+// expect is non-nil the record is a relocation by the cleaner: it goes to
+// the cold stream and is appended only if the page still lives at *expect.
+// If the append sealed a write buffer, append writes the sealed buffers (up
+// to that one) before it returns, outside mu.
 func (s *Store) append(kind uint8, id PageID, c codec.ID, payload []byte, rawLen uint32, expect *location) error {
 	crc := payloadCRC(payload)
-	recLen := recordHeaderSize + len(payload)
-
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
-	if s.failed != nil {
-		return s.failed
-	}
-	if expect != nil && s.pmap.get(id) != *expect {
-		return errStale
-	}
-	if kind == kindFree && !s.pmap.get(id).present() {
-		return ErrNotFound
-	}
-	if s.head.size+int64(recLen) > s.opts.SegmentSize {
-		if err := s.rollover(); err != nil {
-			return s.fail(err)
+	sealed, err := s.appendLocked(kind, id, c, payload, crc, rawLen, expect)
+	s.mu.Unlock()
+	if sealed != 0 {
+		if werr := s.writeSealed(sealed); err == nil {
+			err = werr
 		}
 	}
-	if s.bufLen+recLen > len(s.buf) {
-		if err := s.flushBuffer(false); err != nil {
-			return s.fail(err)
+	return err
+}
+
+// appendLocked is append's part under mu. It returns the id of the newest
+// buffer it sealed (0: none), which the caller must have written. Called
+// with mu held; it may wait on ioDone (releasing mu meanwhile) when too
+// many sealed buffers wait for I/O.
+func (s *Store) appendLocked(kind uint8, id PageID, c codec.ID, payload []byte, crc, rawLen uint32, expect *location) (uint64, error) {
+	recLen := recordHeaderSize + len(payload)
+	streamID := streamHot
+	if expect != nil {
+		streamID = streamCold
+	}
+	st := &s.streams[streamID]
+	var sealed uint64
+	for {
+		if s.closed {
+			return sealed, ErrClosed
+		}
+		if s.failed != nil {
+			return sealed, s.failed
+		}
+		if expect != nil && s.pmap.get(id) != *expect {
+			return sealed, errStale
+		}
+		if kind == kindFree && !s.pmap.get(id).present() {
+			return sealed, ErrNotFound
+		}
+		if st.head == nil {
+			if err := s.newHead(streamID); err != nil {
+				return sealed, s.fail(err)
+			}
+		}
+		roll := st.head.size+int64(recLen) > s.opts.SegmentSize
+		full := st.cur.n+recLen > len(st.cur.data)
+		if !roll && !full {
+			break
+		}
+		if len(s.pending) >= maxPendingBuffers {
+			s.ioDone.Wait()
+			continue
+		}
+		if roll {
+			sealed = s.sealBuffer(streamID, true, true)
+			if err := s.newHead(streamID); err != nil {
+				*st = stream{}
+				return sealed, s.fail(err)
+			}
+		} else {
+			sealed = s.sealBuffer(streamID, false, false)
 		}
 	}
-	off := s.head.size
+	head, buf := st.head, st.cur
+	off := head.size
 	h := recordHeader{pageID: id, seq: s.nextSeq, rawLen: rawLen, storedLen: uint32(len(payload)), codec: c, kind: kind}
 	s.nextSeq++
-	rec := s.buf[s.bufLen : s.bufLen+recLen]
+	rec := buf.data[buf.n : buf.n+recLen]
 	encodeRecordHeader(rec, &h, crc)
 	copy(rec[recordHeaderSize:], payload)
-	s.bufLen += recLen
-	s.head.size += int64(recLen)
+	buf.n += recLen
+	head.size += int64(recLen)
 	s.sinceCkpt += int64(recLen)
+	head.stamp = h.seq
+	head.stampDirty = true
 
 	var old location
 	if kind == kindPage {
-		old = s.pmap.set(id, location{seg: s.head.num, off: uint32(off), len: uint32(recLen)})
-		s.head.live += int64(recLen)
-		if id >= s.nextID {
-			s.nextID = id + 1
+		old = s.pmap.set(id, location{seg: head.num, off: uint32(off), len: uint32(recLen)})
+		head.live += int64(recLen)
+		if !old.present() {
+			s.idMu.Lock()
+			s.isFree.clear(uint64(id))
+			if id >= s.nextID {
+				s.nextID = id + 1
+			}
+			s.idMu.Unlock()
 		}
 	} else {
 		old = s.pmap.remove(id)
+		s.idMu.Lock()
 		s.pushFreeID(id)
+		s.idMu.Unlock()
 	}
 	if old.present() {
 		s.segs[old.seg].live -= int64(old.len)
 	}
-	return nil
+	return sealed, nil
 }
 
 var errStale = errors.New("pagestore: page moved")
 
 // pushFreeID makes id available to Allocate, once however often it is freed.
-// Called with mu held.
+// Called with idMu held.
 func (s *Store) pushFreeID(id PageID) {
 	if !s.isFree.get(uint64(id)) {
 		s.isFree.set(uint64(id))
@@ -381,53 +450,15 @@ func (s *Store) fail(err error) error {
 	if s.failed == nil {
 		s.failed = fmt.Errorf("pagestore: store failed, reopen to recover: %w", err)
 		s.log.Error("pagestore: write path failed; store is read-only until reopened", "dir", s.dir, "err", err)
+		s.ioDone.Broadcast()
 	}
 	return s.failed
 }
 
-// flushBuffer writes the buffer's whole blocks to the head segment. With pad
-// it first zero-pads the partial last block, so the whole buffer is written
-// and the next record starts on a fresh block. Called with mu held.
-func (s *Store) flushBuffer(pad bool) error {
-	n := s.bufLen &^ (vfs.BlockSize - 1)
-	if pad && s.bufLen > n {
-		n += vfs.BlockSize
-		clear(s.buf[s.bufLen:n])
-		s.bufLen = n
-		s.head.size = s.bufOff + int64(n)
-	}
-	if n == 0 {
-		return nil
-	}
-	if _, err := s.head.f.WriteAt(s.buf[:n], s.bufOff); err != nil {
-		return fmt.Errorf("write segment %s at offset %d: %w", s.head.path, s.bufOff, err)
-	}
-	s.stats.fileBytes.Add(int64(n))
-	rest := s.bufLen - n
-	if rest > 0 {
-		copy(s.buf, s.buf[n:s.bufLen])
-	}
-	s.bufLen = rest
-	s.bufOff += int64(n)
-	return nil
-}
-
-// rollover seals the head segment (padded, written and synced, so that
-// every segment but the newest is wholly durable, which recovery relies on)
-// and starts a new one. Called with mu held.
-func (s *Store) rollover() error {
-	if err := s.flushBuffer(true); err != nil {
-		return err
-	}
-	if err := s.head.f.Sync(); err != nil {
-		return fmt.Errorf("sync segment %s: %w", s.head.path, err)
-	}
-	return s.newHead()
-}
-
-// newHead creates the next segment file and makes it the head. Called with
-// mu held (or during Open).
-func (s *Store) newHead() error {
+// newHead creates the next segment file and makes it the head of the stream.
+// Called with mu held (or during Open). Creating the file is the only I/O
+// done under mu: once per segment, and no data.
+func (s *Store) newHead(streamID int) error {
 	num := s.nextSegNum
 	if num == 0 || num == ^uint32(0) {
 		return errors.New("segment numbers exhausted")
@@ -439,12 +470,13 @@ func (s *Store) newHead() error {
 	}
 	s.nextSegNum++
 	s.noteDirect(f)
-	seg := &segment{num: num, path: path, f: f, size: segmentHeaderSize}
+	seg := &segment{num: num, stream: streamID, path: path, f: f, size: segmentHeaderSize, stampDirty: true}
 	seg.refs.Store(1)
 	s.segs[num] = seg
-	s.head = seg
-	s.bufOff, s.bufLen = 0, segmentHeaderSize
-	encodeSegmentHeader(s.buf, s.pageSize, num)
+	buf := s.getBuffer(seg, 0)
+	encodeSegmentHeader(buf.data, s.pageSize, num, streamID)
+	buf.n = segmentHeaderSize
+	s.streams[streamID] = stream{head: seg, cur: buf}
 	s.dirDirty = true
 	return nil
 }
@@ -457,47 +489,6 @@ func (s *Store) noteDirect(f vfs.File) {
 		s.directWarned = true
 		s.log.Warn("pagestore: file system refused direct I/O; using buffered I/O", "file", f.Name())
 	}
-}
-
-// Sync makes every page written and freed before the call durable.
-func (s *Store) Sync() error {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ErrClosed
-	}
-	if s.failed != nil {
-		s.mu.Unlock()
-		return s.failed
-	}
-	if err := s.flushBuffer(true); err != nil {
-		err = s.fail(err)
-		s.mu.Unlock()
-		return err
-	}
-	head := s.head
-	head.pin()
-	dirDirty := s.dirDirty
-	s.dirDirty = false
-	s.mu.Unlock()
-	defer head.unpin()
-
-	// The fsync runs without mu so that reads and appends (to the part of
-	// the buffer after the padded block) go on meanwhile.
-	err := head.f.Sync()
-	if err == nil && dirDirty {
-		err = s.fs.SyncDir(s.dir)
-	}
-	if err != nil {
-		s.mu.Lock()
-		err = s.fail(fmt.Errorf("sync segment %s: %w", head.path, err))
-		s.mu.Unlock()
-		return err
-	}
-	s.stats.syncs.Add(1)
-	return nil
 }
 
 // ReadPage reads page id into dst, which must be PageSize bytes, verifying
@@ -559,11 +550,21 @@ func (s *Store) readRecord(id PageID, scratch []byte) (recordHeader, []byte, loc
 	var rec []byte
 	var err error
 	start := time.Now()
-	if seg == s.head && int64(loc.off)+int64(loc.len) > s.bufOff {
-		// Some or all of the record is still in the write buffer. Copy
-		// it out under the lock; this is rare (only the newest records).
-		rec, err = s.readBuffered(loc, scratch)
-		s.mu.RUnlock()
+	if int64(loc.off)+int64(loc.len) > seg.written {
+		// Some or all of the record is still in a write buffer. Copy
+		// that part out under the lock; this is rare (only the newest
+		// records). A part already in the file is read after it.
+		var from int64
+		var onDisk int
+		rec, from, onDisk, err = s.readBuffered(seg, loc, scratch)
+		if err != nil || onDisk == 0 {
+			s.mu.RUnlock()
+		} else {
+			seg.pin()
+			s.mu.RUnlock()
+			_, err = seg.f.ReadAt(scratch[:onDisk], from)
+			seg.unpin()
+		}
 		s.stats.bufferReads.Add(1)
 	} else {
 		seg.pin()
@@ -584,28 +585,6 @@ func (s *Store) readRecord(id PageID, scratch []byte) (recordHeader, []byte, loc
 	}
 	s.stats.pagesRead.Add(1)
 	return h, payload, loc, nil
-}
-
-// readBuffered assembles a record that ends in the write buffer: the part
-// before bufOff (if any) is on disk, the rest in the buffer. Called with mu
-// held for reading.
-func (s *Store) readBuffered(loc location, scratch []byte) ([]byte, error) {
-	off, n := int64(loc.off), int64(loc.len)
-	if off >= s.bufOff {
-		rec := scratch[:n]
-		copy(rec, s.buf[off-s.bufOff:off-s.bufOff+n])
-		return rec, nil
-	}
-	// Straddling: bufOff is block aligned, so read [aligned(off), bufOff)
-	// from the file and append the buffer's part right after it.
-	start := off &^ (vfs.BlockSize - 1)
-	onDisk := s.bufOff - start
-	if _, err := s.head.f.ReadAt(scratch[:onDisk], start); err != nil {
-		return nil, err
-	}
-	inBuf := off + n - s.bufOff
-	copy(scratch[onDisk:onDisk+inBuf], s.buf[:inBuf])
-	return scratch[off-start : off-start+n], nil
 }
 
 // Close stops the background work, writes a final checkpoint (so that the
@@ -631,9 +610,17 @@ func (s *Store) Close() error {
 	s.ckptMu.Lock()
 	s.mu.Lock()
 	s.closed = true
+	s.ioDone.Broadcast()
+	s.idMu.Lock()
+	s.idClosed = true
+	s.idMu.Unlock()
 	s.mu.Unlock()
 	s.ckptMu.Unlock()
 	s.cleanMu.Unlock()
+	// A write that failed or raced with Close may have left buffers
+	// unwritten; wait for a writer still writing one.
+	s.ioMu.Lock()
+	s.ioMu.Unlock()
 	if cerr := s.closeFiles(); err == nil {
 		err = cerr
 	}
@@ -645,12 +632,14 @@ func (s *Store) Close() error {
 
 // closeFiles takes the segments out of the table under the lock and
 // releases the table's references (a file closes when its last reader is
-// done). It returns the first error closing a file.
+// done), and closes the map log. It returns the first error closing a file.
 func (s *Store) closeFiles() error {
 	s.mu.Lock()
 	segs := s.segs
 	s.segs = make(map[uint32]*segment)
-	s.head = nil
+	s.streams = [numStreams]stream{}
+	s.pending = nil
+	s.spareBufs = nil
 	s.mu.Unlock()
 	var err error
 	for _, seg := range segs {
@@ -658,5 +647,13 @@ func (s *Store) closeFiles() error {
 			err = fmt.Errorf("pagestore: close segment %s: %w", seg.path, e)
 		}
 	}
+	s.ckptMu.Lock()
+	if s.mapLog != nil {
+		if e := s.mapLog.Close(); err == nil && e != nil {
+			err = fmt.Errorf("pagestore: close %s: %w", mapLogName, e)
+		}
+		s.mapLog = nil
+	}
+	s.ckptMu.Unlock()
 	return err
 }
