@@ -85,7 +85,14 @@ func addModelLine(p *plot.Plot, points []benchSweepPoint, i int) error {
 	top := 0.0
 	for k := 0; k <= 100; k++ {
 		R := float64(k) / 100
-		y := 1 / m.TRead(R)
+		t := m.TRead(R)
+		if t <= 0 {
+			// Every access hits an uncompressed frame at this R: the
+			// model's rate is unbounded, so there is no shape to scale.
+			p.Legend.Add(fmt.Sprintf("model: data fits uncompressed at R = %.2f (optimum R = %.2f)", R, m.OptimalShare()))
+			return nil
+		}
+		y := 1 / t
 		top = math.Max(top, y)
 		xys = append(xys, plotter.XY{X: R, Y: y})
 	}
