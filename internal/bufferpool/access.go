@@ -60,6 +60,7 @@ func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 // hit, promoting it) or from the store (a miss). retry means the page's
 // state changed meanwhile and the caller should look again.
 func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error) {
+	start := time.Now()
 	pt.mu.Lock()
 	di, cached := pt.table[id]
 	if cached && pt.desc(di).state.Load() != stImage {
@@ -130,8 +131,10 @@ func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error)
 	if ld.promote {
 		pt.st.hitsC.Add(1)
 		pt.st.promotions.Add(1)
+		pt.pool.timing.hitC.add(time.Since(start))
 	} else {
 		pt.st.misses.Add(1)
+		pt.pool.timing.miss.add(time.Since(start))
 	}
 	return pt.handOut(id, ld.di, f, mode), false, nil
 }

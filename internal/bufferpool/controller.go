@@ -18,25 +18,28 @@ import (
 //	T = (image hits × T_decom + compressing demotions × T_comp
 //	     + misses × (T_disk_read + T_decom)) / accesses,
 //
-// measured every interval (Stats.TimePerAccess). Each interval it moves R
-// the way that lowers T, from what a tenth of the budget more or less in
-// each tier would change:
+// measured every interval (Stats.TimePerAccess): an image hit costs
+// T_hit (measured whole: from the start of its load to its end, so the
+// demotion it caused, compression included, and any wait are in it; by
+// default T_decom) and a miss T_miss (likewise; by default T_disk_read +
+// T_decom). Each interval it moves R the way that lowers T, from what a
+// tenth of the budget more or less in each tier would change:
 //
 //   - more frames would turn the image hits and misses on pages recently
 //     evicted from frames (the uncompressed ghost) into frame hits:
-//     gainU = uOnC × T_decom + uOnMiss × (T_decom + T_disk_read);
+//     gainU = uOnC × T_hit + uOnMiss × T_miss;
 //   - more image memory would turn the misses on pages whose image was
 //     recently evicted (the compressed ghost) into image hits, and spare
 //     the compressions of pages whose redundant image was (or the drop
-//     and later read that replace them where compressing does not pay):
-//     gainC = (cOnMiss × T_disk_read + cOnComp × min(T_comp, T_disk_read)) × (1 − α·f),
+//     and later miss that replace them where compressing does not pay):
+//     gainC = (cOnMiss × (T_miss − T_hit) + cOnComp × min(T_comp, T_miss − T_hit)) × (1 − α·f),
 //     where memory moved to images first receives the pages the frames
 //     lose, at α of their size for the fraction f of demotions that
 //     compress (document 000's (1 − α) for exclusive tiers, f = 1);
 //   - a tier that evicts nothing gains nothing from more memory, but
 //     loses from less what the ghosts cannot see: the hits of the share it
 //     would give up, estimated as hits × (tenth of the budget / its bytes),
-//     each costing T_decom more (frames) or T_disk_read more (images).
+//     each costing T_hit more (frames) or T_miss − T_hit more (images).
 //
 // R rises if gainC beats the frames' loss, falls if gainU beats the
 // images' loss, each by a 10% margin, in steps that halve when the
@@ -47,7 +50,7 @@ import (
 //
 // The gate (auto mode only): once memory is full and the images have
 // turned over, if the hits on images that compressing demotions made saved
-// less (hits × T_disk_read) than the compressions cost (× T_comp), frames
+// less (hits × (T_miss − T_hit)) than the compressions cost (× T_comp), frames
 // without an image are dropped instead; evicted pages then enter the
 // compressed ghost as if demoted, and compression comes back when the
 // misses it would have served are worth 1.25× the compressions it would
@@ -70,10 +73,14 @@ func (t *timer) add(d time.Duration) {
 // take returns and resets the count and total.
 func (t *timer) take() (int64, int64) { return t.n.Swap(0), t.nanos.Swap(0) }
 
-// timing holds the pool's measurements of its three costs.
+// timing holds the pool's measurements of its three costs, and the whole
+// time of an access that hit an image or missed (from the start of the load
+// to its end: the eviction it caused, compression included, the store read,
+// decompression, verification and any wait for the partition's lock).
 type timing struct {
 	disk, decom, comp timer
 	decomBy           [numCodecs]timer // decompressions per codec
+	hitC, miss        timer
 }
 
 // numCodecs bounds the codec ids timed separately.
@@ -159,6 +166,7 @@ type controller struct {
 	tDisk, tDecom ewma
 	tComp         ewma
 	tDecomBy      [numCodecs]ewma // T_decom per codec, for Stats
+	tHitC, tMiss  ewma            // whole time of an image hit and of a miss
 	timePerAccess ewma            // the objective, per access
 	lastGainU     float64
 	lastGainC     float64
@@ -191,11 +199,31 @@ func (c *controller) init(o Options) {
 	c.step = 0.05
 }
 
+// costs returns what an image hit and a miss cost more than a frame hit:
+// their measured whole times when there are measurements (which include
+// the demotions they caused, waits and scheduling), else the sums of their
+// parts (T_decom; T_disk_read + T_decom). whole says which.
+func (c *controller) costs() (hitC, miss float64, whole bool) {
+	hitC, miss = c.tDecom.value(), c.tDisk.value()+c.tDecom.value()
+	if c.tHitC.valid && c.tMiss.valid {
+		return c.tHitC.v, math.Max(c.tMiss.v, c.tHitC.v), true
+	}
+	if c.tHitC.valid {
+		hitC = c.tHitC.v
+	}
+	if c.tMiss.valid {
+		miss = c.tMiss.v
+	}
+	return hitC, math.Max(miss, hitC), false
+}
+
 // decide returns the share R the controller wants given the current one,
 // the images' actual share of the memory (usage), α (mean image size over
 // the page size) and the evidence (see the top of this file).
 func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) float64 {
-	tDecom, tDisk, tComp := c.tDecom.value(), c.tDisk.value(), c.tComp.value()
+	costHitC, costMiss, _ := c.costs()
+	saveMiss := costMiss - costHitC // an image hit instead of a miss
+	tComp := c.tComp.value()
 	delta := mem.budget / 10 // what each ghost covers
 	fComp := 1.0
 	if ev.demotions > 0 {
@@ -203,21 +231,21 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	}
 	var gainU, gainC, lossU, lossC float64
 	if ev.frameEvictions > 0 {
-		gainU = float64(ev.uOnC)*tDecom + float64(ev.uOnMiss)*(tDecom+tDisk)
+		gainU = float64(ev.uOnC)*costHitC + float64(ev.uOnMiss)*costMiss
 		lossU = gainU
 	} else if mem.frameBytes > 0 {
-		lossU = float64(ev.hitsU) * math.Min(1, delta/mem.frameBytes) * tDecom
+		lossU = float64(ev.hitsU) * math.Min(1, delta/mem.frameBytes) * costHitC
 	}
 	if ev.imageEvictions > 0 {
 		// A redundant image kept longer spares its frame's compression at
 		// demotion, or, where compressions do not pay (the gate), the
-		// drop and the disk read that follows: at most the cheaper.
-		spared := math.Min(tComp, tDisk)
-		gainC = (float64(ev.cOnMiss)*tDisk + float64(ev.cOnComp)*spared) * (1 - alpha*fComp)
+		// drop and the miss that follows: at most the cheaper.
+		spared := math.Min(tComp, saveMiss)
+		gainC = (float64(ev.cOnMiss)*saveMiss + float64(ev.cOnComp)*spared) * (1 - alpha*fComp)
 		lossC = gainC
 	} else if mem.imageBytes > 0 {
-		lossC = float64(ev.hitsC) * math.Min(1, delta/mem.imageBytes) * tDisk
-		if !c.tDisk.valid && ev.hitsC > 0 {
+		lossC = float64(ev.hitsC) * math.Min(1, delta/mem.imageBytes) * saveMiss
+		if !c.tDisk.valid && !c.tMiss.valid && ev.hitsC > 0 {
 			// The pool never read the store (it made its pages): what a
 			// miss costs is unknown, so the images holding everything are
 			// not given up on a guess.
@@ -299,12 +327,17 @@ func (p *Pool) adjust() {
 	c.tDisk.fold(p.timing.disk.take())
 	c.tDecom.fold(p.timing.decom.take())
 	c.tComp.fold(p.timing.comp.take())
+	c.tHitC.fold(p.timing.hitC.take())
+	c.tMiss.fold(p.timing.miss.take())
 	for i := range c.tDecomBy {
 		c.tDecomBy[i].fold(p.timing.decomBy[i].take())
 	}
 	if n := ev.accesses(); n > 0 {
-		cost := float64(ev.hitsC)*c.tDecom.value() + float64(ev.compressions)*c.tComp.value() +
-			float64(ev.misses)*(c.tDisk.value()+c.tDecom.value())
+		costHitC, costMiss, whole := c.costs()
+		cost := float64(ev.hitsC)*costHitC + float64(ev.misses)*costMiss
+		if !whole {
+			cost += float64(ev.compressions) * c.tComp.value()
+		}
 		c.timePerAccess.fold(n, int64(cost))
 	}
 	r := math.Float64frombits(p.target.Load())
@@ -347,7 +380,8 @@ func (c *controller) gate(p *Pool, mem memState, images int, ev evidence, skippe
 		if c.gateDem < turnover || !c.tDisk.valid || !c.tComp.valid {
 			return
 		}
-		off := float64(c.gateHits)*c.tDisk.v < float64(c.gateDem)*c.tComp.v
+		costHitC, costMiss, _ := c.costs()
+		off := float64(c.gateHits)*(costMiss-costHitC) < float64(c.gateDem)*c.tComp.v
 		c.gateDem, c.gateHits = 0, 0
 		if off {
 			p.compressing.Store(false)
@@ -363,7 +397,8 @@ func (c *controller) gate(p *Pool, mem memState, images int, ev evidence, skippe
 	if c.gateSkipped < turnover {
 		return
 	}
-	if float64(c.gateConMiss)*c.tDisk.value() > 1.25*float64(c.gateSkipped)*c.tComp.value() {
+	costHitC, costMiss, _ := c.costs()
+	if float64(c.gateConMiss)*(costMiss-costHitC) > 1.25*float64(c.gateSkipped)*c.tComp.value() {
 		p.compressing.Store(true)
 		p.opts.Logger.Info("bufferpool: compressing demotions on", "misses_it_would_serve", c.gateConMiss, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
 	}

@@ -26,9 +26,15 @@ type Stats struct {
 	// TDecomByCodec is T_decom per codec of the pages decompressed (a
 	// store may hold pages of several codecs); TDecom is their mix.
 	TDecomByCodec map[codec.ID]time.Duration
+	// TImageHit and TMiss are the whole times of an access that hit an
+	// image and of one that missed, from the start of its load to its end:
+	// the eviction it caused (a demotion's compression included), the
+	// store read, decompression, verification and waits. Moving averages.
+	TImageHit, TMiss time.Duration
 	// TimePerAccess is the controller's objective, measured: (image hits
-	// × T_decom + compressing demotions × T_comp + misses × (T_disk_read
-	// + T_decom)) per access, a moving average over its intervals.
+	// × TImageHit + misses × TMiss) per access (image hits × T_decom +
+	// compressing demotions × T_comp + misses × (T_disk_read + T_decom)
+	// before there are whole times), a moving average over its intervals.
 	TimePerAccess time.Duration
 
 	// R: the applied compressed share, and the share the controller wants
@@ -152,6 +158,7 @@ func (p *Pool) Stats() Stats {
 	st.TDecom = time.Duration(c.tDecom.v)
 	st.TComp = time.Duration(c.tComp.v)
 	st.TimePerAccess = time.Duration(c.timePerAccess.v)
+	st.TImageHit, st.TMiss = time.Duration(c.tHitC.v), time.Duration(c.tMiss.v)
 	for i, e := range c.tDecomBy {
 		if e.valid {
 			if st.TDecomByCodec == nil {
