@@ -130,8 +130,13 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 	if sm, ok := eng.(StartMeasurer); ok {
 		sm.StartMeasurement()
 	}
+	stopProfile, err := startProfile(spec.Engine)
+	if err != nil {
+		return nil, err
+	}
 	ioBefore, ioErr := readProcIO()
 	elapsed, err := runPhase(ctx, "run", spec.Duration, workers, p.wl.txn, progress)
+	stopProfile()
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +154,12 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 		}
 	}
 	res.Metrics = eng.Metrics()
+	if res.Metrics == nil {
+		res.Metrics = map[string]float64{}
+	}
+	for k, v := range goMemoryMetrics() {
+		res.Metrics[k] = v
+	}
 
 	closed = true
 	if err := eng.Close(); err != nil {
