@@ -189,6 +189,10 @@ func (e *strataEngine) Metrics() map[string]float64 {
 	m["wal.bytes"] = float64(st.WAL.Bytes - b.WAL.Bytes)
 	m["wal.syncs"] = float64(st.WAL.Syncs - b.WAL.Syncs)
 	m["db.checkpoints"] = float64(st.Checkpoints - b.Checkpoints)
+	// How long the measured phase's checkpoints took, and for how long of
+	// that commits waited (the freeze): a writer stall shows here.
+	m["db.checkpoint_ms"] = float64(st.CheckpointTime-b.CheckpointTime) / 1e6
+	m["db.checkpoint_freeze_ms"] = float64(st.CheckpointFreezeTime-b.CheckpointFreezeTime) / 1e6
 	return m
 }
 
