@@ -843,15 +843,13 @@ func (db *DB) Close() error {
 	db.waitInflight()
 	close(db.stop)
 	db.done.Wait()
-	// Nothing else runs now: no operation is in flight and none can start.
-	// Iterators left open hold a leaf each: let go of them before the
-	// pool closes (they answer ErrClosed from now on).
-	db.mu.Lock()
-	for it := range db.iters {
-		it.c.Release()
-	}
-	clear(db.iters)
-	db.mu.Unlock()
+	// Nothing else runs now but moves of iterators outside transactions,
+	// which have their own gate (Iterator.begin): wait for those in
+	// flight. Iterators left open hold a leaf each: let go of them before
+	// the pool closes (they answer ErrClosed from now on). An iterator
+	// registered after this list cannot have moved: its first move sees
+	// db.closed.
+	db.releaseIters()
 	var err error
 	if db.failed == nil {
 		err = db.checkpoint()
@@ -862,6 +860,24 @@ func (db *DB) Close() error {
 		}
 	}
 	return err
+}
+
+// releaseIters waits for the iterator moves in flight and releases the
+// leaves the open iterators hold. Called by Close after db.closed is set.
+func (db *DB) releaseIters() {
+	db.mu.Lock()
+	iters := make([]*Iterator, 0, len(db.iters))
+	for it := range db.iters {
+		iters = append(iters, it)
+	}
+	clear(db.iters)
+	db.mu.Unlock()
+	for _, it := range iters {
+		for it.busy.Load() {
+			time.Sleep(10 * time.Microsecond)
+		}
+		it.c.Release()
+	}
 }
 
 // Dir is the database's directory.

@@ -13,7 +13,11 @@ import (
 //     the files runs between enter and leave. Close sets db.closed, then
 //     waits for the operations that entered to leave; once closed is set,
 //     enter refuses (ErrClosed). So Close never unmaps the pool or closes a
-//     file under a running read, and nothing runs after it.
+//     file under a running read, and nothing runs after it. The moves of
+//     an iterator outside a transaction (one per row of a scan) use a gate
+//     of their own, the iterator's busy flag (Iterator.begin), which Close
+//     waits on too (DB.releaseIters): the shared counter would be a cache
+//     line every row of every concurrent scan writes.
 //   - The current version (db.cur): a point read pins the version it
 //     reads (acquireVersion) with an atomic count instead of holding db.mu
 //     shared through the read. A commit swaps in the new version and retires

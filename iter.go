@@ -2,6 +2,7 @@ package strata
 
 import (
 	"bytes"
+	"sync/atomic"
 
 	"github.com/stratadb/strata/internal/btree"
 )
@@ -29,6 +30,11 @@ type Iterator struct {
 	// write count then: the iterator ends when either changes.
 	tx       *Tx
 	txWrites uint64
+	// busy is set while a move of an iterator outside a transaction runs:
+	// its own in-flight gate, on the iterator rather than the database's
+	// shared counter, so that a scan's moves write no cache line other
+	// goroutines write. Close waits for it to clear (see DB.Close).
+	busy atomic.Bool
 }
 
 // usable reports whether the iterator may move: not closed, and its
@@ -55,20 +61,30 @@ func (it *Iterator) usable() bool {
 // begin admits a move of the iterator: it is usable and, unless it runs
 // inside a transaction (which holds the database open), the database is
 // not closed. Every begin that returns true is matched by end.
+//
+// Outside a transaction the gate is the iterator's busy flag: set, then
+// db.closed loaded, while Close stores db.closed and then loads busy (the
+// store-then-load handshake of inflight.go, on sequentially consistent
+// atomics): either the move sees Close and backs off, or Close sees the
+// move and waits for it.
 func (it *Iterator) begin() bool {
 	if !it.usable() {
 		return false
 	}
-	if it.tx == nil && !it.db.enter() {
-		it.err, it.valid = ErrClosed, false
-		return false
+	if it.tx == nil {
+		it.busy.Store(true)
+		if it.db.closed.Load() {
+			it.busy.Store(false)
+			it.err, it.valid = ErrClosed, false
+			return false
+		}
 	}
 	return true
 }
 
 func (it *Iterator) end() {
 	if it.tx == nil {
-		it.db.leave()
+		it.busy.Store(false)
 	}
 }
 
