@@ -1,0 +1,449 @@
+package flashcache
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// Opening, closing and persistence across restarts.
+//
+// What may be reused. An entry on flash is a page's image as the page
+// store held it when the page left RAM. It is still the page's current
+// version only if no write or free of the page reached the store since
+// without invalidating it. Within a session every write and free goes
+// through the cache (Invalidate), so the RAM index is exact. Across a
+// restart the cache must know that the same holds for the whole time
+// between the snapshot it wrote at Close and now:
+//
+//   - the superblock says the cache was closed cleanly (state clean): the
+//     writer drained, the snapshot is the index at Close, every write of
+//     the session had been seen (and the pool's final write-back happened
+//     before Close);
+//   - the marker in the database's directory names this cache's identity
+//     and the session of that superblock. Every Open of the database
+//     without the cache removes the marker (Detach) before it can write a
+//     page, and every Open with it writes a new session into both. So a
+//     session that ran without the cache, a copy of the database taken at
+//     another time, another database, or a crash of the session (the
+//     superblock still says open) all show as a mismatch.
+//
+// When both hold, the index is rebuilt from the snapshot (time
+// proportional to the entries, not to the cached bytes), each entry checked
+// against the layout: in a region not marked bad, inside it and below the
+// write position, a plausible size, no duplicate page. Anything else
+// starts the cache cold (a new identity; the old entries are never read).
+// After a crash the cache starts cold: which pages the crashed session
+// wrote after its last snapshot is known to the page store's log, not to
+// the cache, and the store does not export page versions (a page-version
+// lookup in the store's map would let a crash keep the cache warm).
+//
+// Lock rules: Open and Close run alone (no other method runs concurrently
+// with them on the same cache); sbMu serializes superblock writes.
+
+// Open opens (or creates) the flash file and returns the cache, warm if
+// the flash file was closed cleanly by the last session of this database,
+// cold otherwise. Errors are for unusable options or files (a path that
+// cannot be opened, a file in use); I/O errors on the flash file once open
+// return a disabled cache (Stats says why), so the database opens anyway.
+func Open(opts Options) (*Cache, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	c := &Cache{opts: opts, fs: opts.FS, lay: opts.layout()}
+	lock, err := c.fs.Lock(opts.Path)
+	if err != nil {
+		return nil, fmt.Errorf("flashcache: lock %s: %w", opts.Path, err)
+	}
+	c.lock = lock
+	f, err := c.fs.OpenFile(opts.Path, os.O_RDWR|os.O_CREATE, 0o644, vfs.OpenOptions{Direct: true})
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("flashcache: open %s: %w", opts.Path, err)
+	}
+	c.f = f
+	c.ix = newIndex(c.lay.maxEntries)
+	c.regions = make([]region, c.lay.regions)
+	listCap := regionListCap(c.lay.maxEntries, c.lay.regions)
+	for r := range c.regions {
+		c.regions[r].ids = make([]uint32, 0, listCap)
+	}
+	c.q = newQueue(opts.QueueBytes, opts.WriteRate, max(4*opts.WriteUnit, 4<<20))
+	c.filt = newFilter(c.lay.maxEntries)
+	c.rd = newReaders(f, opts.Readers, c.lay.pageSize+entryHeaderSize+2*blockSize)
+
+	start := time.Now()
+	head, headOff, err := c.load()
+	c.openInfo.rebuild = time.Since(start)
+	if err != nil {
+		// The flash file cannot be used: run without it.
+		c.w = newWriter(c, 0, 0)
+		close(c.w.done)
+		c.disable(err.Error())
+		c.openInfo.state = "disabled"
+		if derr := Detach(opts.DBFS, opts.DBDir); derr != nil {
+			c.closeFiles()
+			return nil, derr
+		}
+		return c, nil
+	}
+	c.w = newWriter(c, head, headOff)
+	go c.w.run()
+	c.active.Store(true)
+	c.tracking.Store(true)
+	return c, nil
+}
+
+// load reads the superblocks, decides whether the contents can be reused,
+// rebuilds the index if so, and marks the file in use by a new session. It
+// returns where the writer resumes.
+func (c *Cache) load() (head int, headOff int64, err error) {
+	size, err := c.f.Size()
+	if err != nil {
+		return 0, 0, fmt.Errorf("size of %s: %w", c.opts.Path, err)
+	}
+	if size < c.lay.fileSize {
+		// New, or shorter than the cache: extend it (a device cannot be).
+		if err := c.f.Truncate(c.lay.fileSize); err != nil {
+			return 0, 0, fmt.Errorf("extend %s to %d bytes: %w", c.opts.Path, c.lay.fileSize, err)
+		}
+	}
+	old, found := c.readSuperblock()
+	warm := false
+	switch {
+	case !found && size == 0:
+		c.openInfo.state = "cold: new"
+	case !found:
+		c.openInfo.state = "cold: no valid superblock"
+	case old.lay != c.lay:
+		c.openInfo.state = "cold: layout changed"
+	case old.state != stateClean:
+		c.openInfo.state = "cold: not closed cleanly"
+	case size < c.lay.fileSize:
+		c.openInfo.state = "cold: file truncated"
+	default:
+		why := c.checkMarker(old)
+		if why != "" {
+			c.openInfo.state = "cold: " + why
+			break
+		}
+		if head, headOff, err = c.rebuild(&old); err != nil {
+			c.openInfo.state = "cold: " + err.Error()
+			c.resetIndex()
+			break
+		}
+		warm = true
+		c.openInfo.state = "warm"
+	}
+	sb := superblock{gen: old.gen + 1, lay: c.lay, state: stateOpen, session: newSession()}
+	if warm {
+		sb.id, sb.nextVersion = old.id, old.nextVersion
+		sb.headRegion, sb.headOff = uint32(head), headOff
+	} else {
+		if found && old.state == stateClean {
+			c.openInfo.discarded = int64(old.snapEntries)
+		}
+		if _, err := rand.Read(sb.id[:]); err != nil {
+			return 0, 0, fmt.Errorf("identity: %w", err)
+		}
+		head, headOff = 0, 0
+	}
+	c.seed = crc32.Checksum(sb.id[:], castagnoli)
+	c.version.Store(sb.nextVersion)
+	// In use from now on: a crash from here leaves state open, and the
+	// next Open starts cold.
+	if err := c.writeSuperblock(sb); err != nil {
+		return 0, 0, err
+	}
+	if err := c.writeMarker(marker{id: sb.id, session: sb.session}); err != nil {
+		// The old marker (if any) names another session: the next Open
+		// starts cold. Nothing is unsafe; only persistence is lost.
+		c.opts.Logger.Warn("flashcache: cannot write the marker; the cache will start cold next time", "dir", c.opts.DBDir, "err", err)
+	}
+	return head, headOff, nil
+}
+
+func newSession() uint64 {
+	for {
+		if s := mrand.Uint64(); s != 0 {
+			return s
+		}
+	}
+}
+
+// readSuperblock returns the valid superblock slot with the highest
+// generation.
+func (c *Cache) readSuperblock() (superblock, bool) {
+	buf := vfs.AlignedBuffer(superblockSlots * blockSize)
+	if _, err := c.f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		c.opts.Logger.Warn("flashcache: cannot read the superblocks", "path", c.opts.Path, "err", err)
+		return superblock{}, false
+	}
+	var best superblock
+	found := false
+	for s := range superblockSlots {
+		sb, err := decodeSuperblock(buf[s*blockSize : (s+1)*blockSize])
+		if err == nil && (!found || sb.gen > best.gen) {
+			best, found = sb, true
+		}
+	}
+	return best, found
+}
+
+// writeSuperblock writes sb into the slot of its generation and syncs.
+func (c *Cache) writeSuperblock(sb superblock) error {
+	c.sbMu.Lock()
+	defer c.sbMu.Unlock()
+	buf := vfs.AlignedBuffer(blockSize)
+	sb.encode(buf)
+	if _, err := c.f.WriteAt(buf, int64(sb.gen%superblockSlots)*blockSize); err != nil {
+		return fmt.Errorf("write superblock: %w", err)
+	}
+	if err := c.f.Sync(); err != nil {
+		return fmt.Errorf("sync superblock: %w", err)
+	}
+	c.sb = sb
+	return nil
+}
+
+// checkMarker returns why the marker does not vouch for sb ("" if it
+// does).
+func (c *Cache) checkMarker(sb superblock) string {
+	if c.opts.DBFS == nil || c.opts.DBDir == "" {
+		return "no database directory to check"
+	}
+	b, err := readFile(c.opts.DBFS, filepath.Join(c.opts.DBDir, markerName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "no marker (the database was opened without the cache, or never with it)"
+	}
+	if err != nil {
+		return "cannot read the marker: " + err.Error()
+	}
+	m, err := decodeMarker(b)
+	switch {
+	case err != nil:
+		return "bad marker"
+	case m.id != sb.id:
+		return "the flash file belongs to another database"
+	case m.session != sb.session:
+		return "the database was used by another session since (or is a copy)"
+	}
+	return ""
+}
+
+// rebuild loads the snapshot of a cleanly closed cache into the index.
+func (c *Cache) rebuild(sb *superblock) (head int, headOff int64, err error) {
+	buf := vfs.AlignedBuffer(int((sb.snapLen + blockSize - 1) &^ (blockSize - 1)))
+	if _, err := c.f.ReadAt(buf, c.lay.snapOff); err != nil {
+		return 0, 0, fmt.Errorf("read snapshot: %w", err)
+	}
+	bad, entries, err := decodeSnapshot(buf, sb)
+	if err != nil {
+		return 0, 0, err
+	}
+	head, headOff = int(sb.headRegion), sb.headOff
+	for r, isBad := range bad {
+		if isBad {
+			c.regions[r].bad.Store(true)
+			c.regions[r].purged = true
+			c.st.badRegions.Add(1)
+		}
+	}
+	if c.regions[head].bad.Load() {
+		headOff = c.lay.regionSize // move on at the first write
+	}
+	listCap := regionListCap(c.lay.maxEntries, c.lay.regions)
+	for _, e := range entries {
+		off := c.off(e.loc)
+		end := off + entryHeaderSize + int64(e.size)
+		if e.size == 0 || int(e.size) > c.lay.pageSize || off < c.lay.dataStart || off%c.lay.unit != 0 {
+			c.openInfo.discarded++
+			continue
+		}
+		r := c.lay.regionOf(off)
+		limit := c.lay.regionBase(r) + c.lay.regionSize
+		if r == head {
+			limit = c.lay.regionBase(r) + headOff
+		}
+		if r >= c.lay.regions || bad[r] || end > limit || len(c.regions[r].ids) >= listCap {
+			c.openInfo.discarded++
+			continue
+		}
+		if !c.ix.add(slot{id: e.id, version: e.version, loc: e.loc, size: e.size}) {
+			c.openInfo.discarded++
+			continue
+		}
+		c.regions[r].ids = append(c.regions[r].ids, e.id)
+		c.openInfo.rebuilt++
+	}
+	return head, headOff, nil
+}
+
+// resetIndex empties the index and the regions after a failed rebuild.
+func (c *Cache) resetIndex() {
+	c.ix = newIndex(c.lay.maxEntries)
+	for r := range c.regions {
+		reg := &c.regions[r]
+		reg.ids = reg.ids[:0]
+		reg.bad.Store(false)
+		reg.purged = false
+	}
+	c.st.badRegions.Store(0)
+	c.openInfo.rebuilt = 0
+}
+
+// Close stops the cache. With clean (the database wrote back every page
+// and synced its store before), it drains the queue, writes the index
+// snapshot and marks the file cleanly closed, so the next Open is warm;
+// otherwise (or if any of that fails, or the flash does not answer within
+// a few seconds) the next Open starts cold. It returns only errors closing
+// the file.
+func (c *Cache) Close(clean bool) error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.active.Store(false)
+	stopped := c.w.stopAndWait(closeTimeout)
+	c.rd.close()
+	if clean && stopped && c.tracking.Load() && !c.failed.Load() {
+		if err := c.persist(); err != nil {
+			c.opts.Logger.Warn("flashcache: cannot persist the index; the cache will start cold next time", "path", c.opts.Path, "err", err)
+		}
+	}
+	if !stopped {
+		// The writer is stuck on the device: leave the file open to it.
+		return c.lock.Close()
+	}
+	return c.closeFiles()
+}
+
+// closeTimeout bounds how long Close waits for the writer.
+const closeTimeout = 5 * time.Second
+
+func (c *Cache) closeFiles() error {
+	err := c.f.Close()
+	if lerr := c.lock.Close(); err == nil {
+		err = lerr
+	}
+	return err
+}
+
+// persist writes the snapshot and the clean superblock.
+func (c *Cache) persist() error {
+	var entries []snapEntry
+	c.ix.each(func(e slot) {
+		entries = append(entries, snapEntry{id: e.id, version: e.version, size: e.size, loc: e.loc})
+	})
+	mapLen := badMapBytes(c.lay.regions)
+	n := snapshotHeader + mapLen + len(entries)*snapshotEntrySize
+	buf := vfs.AlignedBuffer(n)
+	bad := make([]bool, c.lay.regions)
+	for r := range bad {
+		bad[r] = c.regions[r].bad.Load()
+	}
+	encodeSnapshotHeader(buf, uint64(len(entries)), c.lay.regions, bad)
+	p := buf[snapshotHeader+mapLen:]
+	for i, e := range entries {
+		encodeSnapEntry(p[i*snapshotEntrySize:], e)
+	}
+	if _, err := c.f.WriteAt(buf, c.lay.snapOff); err != nil {
+		return fmt.Errorf("write snapshot: %w", err)
+	}
+	// The regions' data and the snapshot are durable before the
+	// superblock says clean.
+	if err := c.f.Sync(); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	c.sbMu.Lock()
+	sb := c.sb
+	c.sbMu.Unlock()
+	sb.gen++
+	sb.state = stateClean
+	sb.nextVersion = c.version.Load()
+	sb.headRegion, sb.headOff = uint32(c.w.head), c.w.bufStart
+	sb.snapEntries, sb.snapLen = uint64(len(entries)), uint64(n)
+	sb.snapCRC = crc32.Checksum(buf[:n], castagnoli)
+	return c.writeSuperblock(sb)
+}
+
+// writeMarker replaces the marker in the database's directory durably.
+func (c *Cache) writeMarker(m marker) error {
+	if c.opts.DBFS == nil || c.opts.DBDir == "" {
+		return nil
+	}
+	dbfs, dir := c.opts.DBFS, c.opts.DBDir
+	tmp := filepath.Join(dir, markerName+".tmp")
+	f, err := dbfs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, vfs.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(m.encode(), 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = dbfs.Rename(tmp, filepath.Join(dir, markerName))
+	}
+	if err == nil {
+		err = dbfs.SyncDir(dir)
+	}
+	return err
+}
+
+// Detach removes the cache's marker from the database's directory, so no
+// flash file is trusted afterwards: the database calls it when it opens
+// without a flash cache, before it writes any page. It does nothing if
+// there is no marker.
+func Detach(dbfs vfs.FS, dir string) error {
+	if dbfs == nil || dir == "" {
+		return nil
+	}
+	name := filepath.Join(dir, markerName)
+	if _, err := dbfs.Stat(name); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := dbfs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("flashcache: remove %s: %w", name, err)
+	}
+	if err := dbfs.SyncDir(dir); err != nil {
+		return fmt.Errorf("flashcache: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// IsMarker reports whether name is a file the cache keeps in the
+// database's directory (for tools that list a database's files).
+func IsMarker(name string) bool { return name == markerName || name == markerName+".tmp" }
+
+func readFile(dbfs vfs.FS, name string) ([]byte, error) {
+	f, err := dbfs.OpenFile(name, os.O_RDONLY, 0, vfs.OpenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	n, err := f.Size()
+	if err != nil {
+		return nil, err
+	}
+	if n > 4096 {
+		return nil, formatErr("marker of %d bytes", n)
+	}
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return b, nil
+}
