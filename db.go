@@ -30,6 +30,7 @@ import (
 
 	"github.com/stratadb/strata/internal/btree"
 	"github.com/stratadb/strata/internal/bufferpool"
+	"github.com/stratadb/strata/internal/flashcache"
 	"github.com/stratadb/strata/internal/pagestore"
 	"github.com/stratadb/strata/internal/vfs"
 	"github.com/stratadb/strata/internal/wal"
@@ -57,6 +58,7 @@ type DB struct {
 	opts  Options
 	store *pagestore.Store
 	pool  *bufferpool.Pool
+	flash *flashcache.Cache // nil without Options.FlashCache (flash.go)
 	tree  *btree.Tree
 	log   *wal.Log
 
@@ -154,7 +156,7 @@ func Open(dir string, o *Options) (*DB, error) {
 	// A creation that crashed before the store's first checkpoint leaves
 	// only its lock file (and perhaps the checkpoint's temporary file):
 	// that directory is still new.
-	names = slices.DeleteFunc(names, func(n string) bool { return n == "LOCK" || n == "CHECKPOINT.tmp" })
+	names = slices.DeleteFunc(names, func(n string) bool { return n == "LOCK" || n == "CHECKPOINT.tmp" || flashcache.IsMarker(n) })
 	exists := err == nil && len(names) > 0
 	if exists && !slices.Contains(names, "CHECKPOINT") {
 		return nil, fmt.Errorf("%w: %s holds files but no CHECKPOINT", ErrNotDatabase, dir)
@@ -169,7 +171,7 @@ func Open(dir string, o *Options) (*DB, error) {
 	case ps == 0:
 		ps = pagestore.DefaultPageSize
 	}
-	if err := opts.poolOptions().Validate(ps); err != nil {
+	if err := opts.poolOptionsFor(ps).Validate(ps); err != nil {
 		return nil, fmt.Errorf("strata: %w", err)
 	}
 	store, err := pagestore.Open(dir, pagestore.Options{FS: fs, PageSize: opts.PageSize, Codec: c, DisableDirectIO: opts.DisableDirectIO, Logger: opts.Logger})
@@ -185,6 +187,9 @@ func Open(dir string, o *Options) (*DB, error) {
 		}
 		if db.pool != nil {
 			db.pool.Close()
+		}
+		if db.flash != nil {
+			db.flash.Close(false)
 		}
 		store.Close()
 		return nil, err
@@ -207,7 +212,10 @@ func wrapOpenErr(dir string, err error) error {
 }
 
 func (db *DB) open() error {
-	pool, err := bufferpool.New(db.store, db.opts.poolOptions())
+	if err := db.openFlash(); err != nil {
+		return err
+	}
+	pool, err := bufferpool.New(db.poolStore(), db.opts.poolOptionsFor(db.store.PageSize()))
 	if err != nil {
 		return fmt.Errorf("strata: %w", err)
 	}
@@ -854,7 +862,7 @@ func (db *DB) Close() error {
 	if db.failed == nil {
 		err = db.checkpoint()
 	}
-	for _, c := range []func() error{db.log.Close, db.pool.Close, db.store.Close} {
+	for _, c := range []func() error{db.log.Close, db.closePool, db.store.Close} {
 		if cerr := c(); err == nil && cerr != nil {
 			err = cerr
 		}

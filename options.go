@@ -7,6 +7,7 @@ import (
 	"github.com/stratadb/strata/internal/btree"
 	"github.com/stratadb/strata/internal/bufferpool"
 	"github.com/stratadb/strata/internal/codec"
+	"github.com/stratadb/strata/internal/flashcache"
 	"github.com/stratadb/strata/internal/pagestore"
 	"github.com/stratadb/strata/internal/vfs"
 )
@@ -75,9 +76,35 @@ type Options struct {
 	CheckpointWAL int64
 	// Logger receives rare events. Default: discard.
 	Logger *slog.Logger
+	// FlashCache is a second-level cache of clean pages on a faster
+	// device than the page files (see FlashCache). Default: none.
+	FlashCache FlashCache
 
-	// fs replaces the file system (tests: the crashable MemFS).
-	fs vfs.FS
+	// fs replaces the file system (tests: the crashable MemFS); flashFS
+	// the flash cache's, and flashTune adjusts its internal options
+	// (benchmarks: a simulated device, the admission policy).
+	fs        vfs.FS
+	flashFS   vfs.FS
+	flashTune func(*flashcache.Options)
+}
+
+// FlashCache is a file or block device on flash used as a second-level
+// cache between the buffer pool and the page files (document 003's
+// Oracle Database Flash Cache, ZFS's L2ARC): the compressed images of
+// clean pages are written there, in the background, as they leave memory,
+// and a page missing from memory is read there before the page files. It
+// never slows the foreground: when the flash is behind, pages are not
+// admitted, and a flash read that takes too long is abandoned for the page
+// files. Its RAM index (about 25 bytes per cached page) and buffers (about
+// 4 MiB) are part of CacheSize. It stays warm across a clean Close (not
+// across a crash, or a session that opened the database without it).
+// docs/ARCHITECTURE.md describes it.
+type FlashCache struct {
+	// Path is the flash file (created if missing) or device; empty means
+	// no flash cache. It must not be shared by two open databases.
+	Path string
+	// Size is the bytes of Path the cache uses (at least 1 MiB).
+	Size int64
 }
 
 // poolOptions are the buffer pool's options for o (defaults filled in).
@@ -124,6 +151,9 @@ func (o *Options) withDefaults() (Options, codec.Codec, error) {
 	}
 	if d.fs == nil {
 		d.fs = vfs.Default
+	}
+	if d.FlashCache.Path != "" && d.FlashCache.Size < 1<<20 {
+		return d, nil, fmt.Errorf("strata: flash cache size %d: want at least 1 MiB", d.FlashCache.Size)
 	}
 	if d.PageSize != 0 && (d.PageSize < pagestore.MinPageSize || d.PageSize > pagestore.MaxPageSize || d.PageSize&(d.PageSize-1) != 0) {
 		return d, nil, fmt.Errorf("strata: page size %d is not a power of two in [%d, %d]", d.PageSize, pagestore.MinPageSize, pagestore.MaxPageSize)

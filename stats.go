@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/bufferpool"
+	"github.com/stratadb/strata/internal/flashcache"
 	"github.com/stratadb/strata/internal/pagestore"
 	"github.com/stratadb/strata/internal/wal"
 )
@@ -36,6 +37,10 @@ type Stats struct {
 	Store                                pagestore.Stats
 	Pool                                 bufferpool.Stats
 	WAL                                  wal.Stats
+	// FlashCache is the flash cache's (Options.FlashCache; zero without
+	// one): hits, misses, admissions and drops, bytes written, evictions,
+	// stale rejects, errors, rebuild time.
+	FlashCache flashcache.Stats
 }
 
 // Stats returns a snapshot of the statistics.
@@ -70,6 +75,7 @@ func (db *DB) Stats() Stats {
 		st.Store = db.store.Stats()
 		st.Pool = db.pool.Stats()
 		st.WAL = db.log.Stats()
+		st.FlashCache = db.flashStats()
 		db.leave()
 	}
 	return st

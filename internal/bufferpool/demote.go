@@ -49,6 +49,7 @@ func (pt *partition) demote(di, f int32) {
 		pt.compressDemote(di, f)
 		return
 	}
+	pt.offerFrame(d, f)
 	pt.dropImage(d, true)
 	pt.releaseFrame(f)
 	d.frame = -1
@@ -94,6 +95,9 @@ func (pt *partition) compressDemote(di, f int32) {
 		pt.st.demotions.Add(1)
 		pt.st.ctlDemotions.Add(1)
 	} else {
+		if err == nil {
+			pt.offerBytes(d.id, used, img) // leaves memory: the image did not fit, or the page does not compress
+		}
 		pt.retire(di)
 	}
 	if cap(img) <= cap(*bp) {

@@ -315,6 +315,7 @@ func (pt *partition) evictImage() bool {
 			pt.pushRef(r) // second chance, or about to be promoted
 			continue
 		}
+		pt.offerImage(d)
 		pt.dropImage(d, false)
 		pt.ghostC.add(d.id)
 		pt.retire(r.d)

@@ -71,7 +71,8 @@ type Pool struct {
 	target      atomic.Uint64 // R the controller wants
 	ctl         controller
 	timing      timing
-	codec       codec.Codec // compresses demotions and write-backs
+	codec       codec.Codec  // compresses demotions and write-backs
+	sink        EvictionSink // the store, if it takes evicted clean pages (evict_hook.go)
 
 	closed    atomic.Bool
 	stop      chan struct{}
@@ -95,6 +96,7 @@ func New(store Store, opts Options) (*Pool, error) {
 		cleanKick: make(chan struct{}, 1),
 	}
 	p.shift = uint(64 - bitsLen(opts.Partitions-1))
+	p.sink, _ = store.(EvictionSink)
 	p.fixed.Store(opts.FixedShare)
 	p.compressing.Store(true)
 	p.codec = opts.Codec

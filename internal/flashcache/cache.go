@@ -55,8 +55,9 @@ type Cache struct {
 	tracking atomic.Bool
 	// stallUntil: reads bypass the flash until then (unix nanoseconds),
 	// after a read timed out.
-	stallUntil atomic.Int64
-	version    atomic.Uint32 // last admission version given out
+	stallUntil    atomic.Int64
+	timeoutsInRow atomic.Int32
+	version       atomic.Uint32 // last admission version given out
 
 	st       counters
 	openInfo openInfo
@@ -97,8 +98,8 @@ type openInfo struct {
 }
 
 // loc converts a file offset to index units and back.
-func (c *Cache) loc(off int64) uint32        { return uint32(off / c.lay.unit) }
-func (c *Cache) off(loc uint32) int64        { return int64(loc) * c.lay.unit }
+func (c *Cache) loc(off int64) uint32       { return uint32(off / c.lay.unit) }
+func (c *Cache) off(loc uint32) int64       { return int64(loc) * c.lay.unit }
 func (c *Cache) regionOfLoc(loc uint32) int { return c.lay.regionOf(c.off(loc)) }
 
 // Read returns page id's image from flash, copied into dst's storage (grown
@@ -153,11 +154,15 @@ func (c *Cache) Read(id pagestore.PageID, dst []byte) (img pagestore.Image, ok b
 		c.st.bypassed.Add(1)
 		return img, false
 	case readTimedOut:
+		// The flash may be stalled: bypass it for a while, longer after
+		// each timeout in a row (50 ms, doubling, up to a second).
 		c.st.misses.Add(1)
 		c.st.readTimeouts.Add(1)
-		c.stallUntil.Store(time.Now().Add(DefaultStallCooldown).UnixNano())
+		n := min(c.timeoutsInRow.Add(1), 6)
+		c.stallUntil.Store(time.Now().Add(min(maxStallCooldown, minStallCooldown<<(n-1))).UnixNano())
 		return img, false
 	}
+	c.timeoutsInRow.Store(0)
 	defer c.rd.put(req)
 	c.st.reads.Add(1)
 	c.st.readNanos.Add(int64(req.took))

@@ -54,11 +54,12 @@ const (
 	// drive at a constant full rate, far above what the experiments admit
 	// on average (docs/BENCHMARKS.md).
 	DefaultWriteRate   = 64 << 20
-	DefaultReadTimeout = 5 * time.Millisecond
+	DefaultReadTimeout = 20 * time.Millisecond
 	DefaultReaders     = 16
-	// DefaultStallCooldown is how long reads bypass the flash after one
-	// timed out.
-	DefaultStallCooldown = time.Second
+	// After a read timed out, reads bypass the flash for minStallCooldown,
+	// doubling with each timeout in a row up to maxStallCooldown.
+	minStallCooldown = 50 * time.Millisecond
+	maxStallCooldown = time.Second
 	// markerName is the marker file in the database's directory.
 	markerName = "FLASHCACHE"
 )
@@ -97,7 +98,7 @@ type Options struct {
 	// by a quarter page, the images' expected size).
 	MaxEntries int
 	// ReadTimeout bounds the time a foreground read waits for the flash
-	// before it reads the page store instead (default 5 ms).
+	// before it reads the page store instead (default 20 ms).
 	ReadTimeout time.Duration
 	// Readers is the number of goroutines reading the flash (default 16).
 	Readers int
@@ -116,8 +117,9 @@ func (o Options) withDefaults() Options {
 		o.RegionSize = min(max(o.Size/16, 64<<10), DefaultMaxRegionSize) &^ (blockSize - 1)
 	}
 	if o.WriteUnit == 0 {
-		o.WriteUnit = int(min(DefaultWriteUnit, o.RegionSize))
+		o.WriteUnit = DefaultWriteUnit
 	}
+	o.WriteUnit = int(min(int64(o.WriteUnit), o.RegionSize))
 	if o.QueueBytes == 0 {
 		o.QueueBytes = DefaultQueueBytes
 	}

@@ -3,9 +3,20 @@
 // init function, and internal packages (benchmarks, tools) call them.
 package hooks
 
-import "github.com/stratadb/strata/internal/vfs"
+import (
+	"github.com/stratadb/strata/internal/flashcache"
+	"github.com/stratadb/strata/internal/vfs"
+)
 
 // SetFS replaces the file system of a *strata.Options (passed as any to
 // avoid an import cycle). Benchmarks use it to run Strata on a simulated
 // device (vfs.LatencyFS).
 var SetFS func(opts any, fs vfs.FS)
+
+// SetFlashFS replaces the file system of a *strata.Options's flash cache
+// (benchmarks: a simulated flash device).
+var SetFlashFS func(opts any, fs vfs.FS)
+
+// TuneFlash sets a function that adjusts the flash cache's internal
+// options (admission policy, write rate, ...) of a *strata.Options.
+var TuneFlash func(opts any, fn func(*flashcache.Options))
