@@ -113,9 +113,16 @@ func (c *Cache) load() (head int, headOff int64, err error) {
 		return 0, 0, fmt.Errorf("size of %s: %w", c.opts.Path, err)
 	}
 	if size < c.lay.fileSize {
-		// New, or shorter than the cache: extend it (a device cannot be).
+		// New, or shorter than the cache: extend it (a device cannot be),
+		// durably, with its directory entry.
 		if err := c.f.Truncate(c.lay.fileSize); err != nil {
 			return 0, 0, fmt.Errorf("extend %s to %d bytes: %w", c.opts.Path, c.lay.fileSize, err)
+		}
+		if err := c.f.Sync(); err != nil {
+			return 0, 0, fmt.Errorf("sync %s: %w", c.opts.Path, err)
+		}
+		if err := c.fs.SyncDir(filepath.Dir(c.opts.Path)); err != nil {
+			return 0, 0, fmt.Errorf("sync the directory of %s: %w", c.opts.Path, err)
 		}
 	}
 	old, found := c.readSuperblock()

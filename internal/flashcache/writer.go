@@ -52,6 +52,7 @@ type writer struct {
 	errors   int // consecutive write errors
 
 	purge atomic.Bool
+	idle  atomic.Bool // waiting with nothing queued or buffered (tests)
 	stop  chan struct{}
 	done  chan struct{}
 }
@@ -114,6 +115,7 @@ func (w *writer) run() {
 			q.waiting.Store(false)
 			continue
 		}
+		w.idle.Store(w.bufLen == 0)
 		timer.Reset(wait)
 		select {
 		case <-q.kick:
@@ -121,6 +123,7 @@ func (w *writer) run() {
 		case <-w.stop:
 		}
 		timer.Stop()
+		w.idle.Store(false)
 		q.waiting.Store(false)
 	}
 }
