@@ -1,0 +1,83 @@
+package flashcache
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// TestStalledFlash: a flash device that stops answering (every read,
+// write and sync blocks) does not hold up the foreground. The stated
+// bound: a read that misses RAM waits at most ReadTimeout for the flash
+// (here 50 ms) before it reads the page store, and only the reads in
+// flight when the stall starts, or the first after each cool-down, pay
+// it; write-back and checkpoints never touch the flash. The test allows a
+// second per operation (the machine is shared); without the deadline the
+// operations would block until the device answers, which it never does
+// while the test runs. Admissions are dropped (the writer is stuck), and
+// Close gives up on the writer after its timeout and leaves the cache to
+// start cold.
+func TestStalledFlash(t *testing.T) {
+	mem := vfs.NewMem()
+	ffs := &stallFS{FS: mem}
+	tune := func(o *Options) { o.ReadTimeout = 50 * time.Millisecond }
+	s := openStack(t, mem, ffs, stackOpts{tune: tune})
+	ids := s.fill(300)
+	s.close()
+	s = openStack(t, mem, ffs, stackOpts{tune: tune})
+	if st := s.fc.Stats(); st.OpenState != "warm" {
+		t.Fatalf("opened %s", st.OpenState)
+	}
+
+	ffs.stall()
+	const bound = time.Second
+	var slowest time.Duration
+	for round := range 3 {
+		for _, id := range ids {
+			start := time.Now()
+			if round == 1 {
+				s.write(id, 2)
+			} else {
+				v := uint64(1)
+				if round == 2 {
+					v = 2
+				}
+				if err := s.check(id, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			slowest = max(slowest, time.Since(start))
+		}
+		start := time.Now()
+		if err := s.pool.FlushAll(); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > bound {
+			t.Fatalf("write-back took %v with the flash stalled", d)
+		}
+	}
+	if slowest > bound {
+		t.Fatalf("an access took %v with the flash stalled", slowest)
+	}
+	st := s.fc.Stats()
+	t.Logf("slowest access %v; %+v", slowest, st)
+	if st.ReadTimeouts == 0 || st.Bypassed == 0 || st.DroppedBusy == 0 {
+		t.Fatalf("read timeouts %d, bypassed %d, dropped %d", st.ReadTimeouts, st.Bypassed, st.DroppedBusy)
+	}
+
+	start := time.Now()
+	s.close()
+	if d := time.Since(start); d > closeTimeout+bound {
+		t.Fatalf("close took %v with the flash stalled", d)
+	}
+	ffs.resume()
+	time.Sleep(50 * time.Millisecond) // the stuck writer and readers finish
+	s = openStack(t, mem, ffs, stackOpts{tune: tune})
+	defer s.close()
+	if st := s.fc.Stats(); !strings.HasPrefix(st.OpenState, "cold") {
+		t.Fatalf("opened %s after a close that could not finish", st.OpenState)
+	}
+	s.checkAll(ids)
+}
