@@ -1,67 +1,219 @@
 package strata
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-func TestFlashCacheSmoke(t *testing.T) {
-	fs := vfs.NewMem()
+// flashOpts are memOptions with a 16 MiB flash cache on the same MemFS.
+func flashOpts(fs vfs.FS) *Options {
 	opts := memOptions(fs)
 	opts.CacheSize = 4 << 20
 	opts.FlashCache = FlashCache{Path: "/flash", Size: 16 << 20}
-	db, err := Open("/db", opts)
-	if err != nil {
-		t.Fatal(err)
+	return opts
+}
+
+// randomValue is key i's value: 200 random bytes (they do not compress).
+func randomValue(i, gen int) []byte {
+	r := rand.New(rand.NewPCG(uint64(i), uint64(gen)))
+	b := make([]byte, 200)
+	for j := range b {
+		b[j] = byte(r.Uint32())
 	}
-	const n = 40000
-	val := func(i int) []byte {
-		r := rand.New(rand.NewPCG(uint64(i), 7))
-		b := make([]byte, 200)
-		for j := range b {
-			b[j] = byte(r.Uint32())
-		}
-		return b
-	}
+	return b
+}
+
+func loadKeys(t *testing.T, db *DB, n, gen int) {
+	t.Helper()
 	b := db.NewBatch()
-	for i := 0; i < n; i++ {
-		b.Set(fmt.Appendf(nil, "key-%08d", i), val(i))
-		if b.Len() > 500 {
+	for i := range n {
+		b.Set(fmt.Appendf(nil, "key-%08d", i), randomValue(i, gen))
+		if b.Len() >= 500 || i == n-1 {
 			if err := b.Commit(nil); err != nil {
 				t.Fatal(err)
 			}
 			b = db.NewBatch()
 		}
 	}
-	b.Commit(nil)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for k := 0; k < 3*n; k++ {
+}
+
+func readKeys(t *testing.T, db *DB, n, gen, reads int, rng *rand.Rand) {
+	t.Helper()
+	for range reads {
 		i := rng.IntN(n)
 		v, err := db.Get(fmt.Appendf(nil, "key-%08d", i))
-		if err != nil || string(v) != string(val(i)) {
-			t.Fatalf("get %d: %q %v", i, v, err)
+		if err != nil || string(v) != string(randomValue(i, gen)) {
+			t.Fatalf("get key %d: %d bytes, %v", i, len(v), err)
 		}
 	}
-	st := db.Stats().FlashCache
-	t.Logf("%+v", st)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = Open("/db", opts)
+}
+
+// TestFlashCacheRestarts: data twice the cache reads mostly from the
+// flash cache; after a clean Close it is warm at once; a session without
+// it (which changes every value) makes the next one start cold, with the
+// new values.
+func TestFlashCacheRestarts(t *testing.T) {
+	fs := vfs.NewMem()
+	const n = 40000 // ~9 MB of leaves for a 4 MiB cache
+	rng := rand.New(rand.NewPCG(1, 2))
+	db, err := Open("/db", flashOpts(fs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k := 0; k < n; k++ {
-		i := rng.IntN(n)
-		v, err := db.Get(fmt.Appendf(nil, "key-%08d", i))
-		if err != nil || string(v) != string(val(i)) {
-			t.Fatalf("get %d: %q %v", i, v, err)
+	loadKeys(t, db, n, 1)
+	readKeys(t, db, n, 1, 2*n, rng)
+	st := db.Stats().FlashCache
+	if !st.Enabled || st.OpenState != "cold: new" || st.Hits == 0 || st.Written == 0 {
+		t.Fatalf("first session: %+v", st)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err = Open("/db", flashOpts(fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readKeys(t, db, n, 1, n/2, rng)
+	st = db.Stats().FlashCache
+	if st.OpenState != "warm" || st.HitRatio < 0.9 {
+		t.Fatalf("after a clean restart: %s, hit ratio %.3f (%+v)", st.OpenState, st.HitRatio, st)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err = Open("/db", memOptions(fs)) // without the flash cache
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadKeys(t, db, n, 2)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open("/db", flashOpts(fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if st := db.Stats().FlashCache; !strings.HasPrefix(st.OpenState, "cold: no marker") {
+		t.Fatalf("after a session without the cache: %s", st.OpenState)
+	}
+	readKeys(t, db, n, 2, n, rng)
+}
+
+// TestFlashCacheCrashRecovery crashes a database with a flash cache (on
+// the same MemFS, so both crash at once) at random points of commits,
+// checkpoints, closes and reopens, and checks the recovered state as
+// TestCrashRecovery does, then reads every key a second time through a
+// cache that has seen it all.
+func TestFlashCacheCrashRecovery(t *testing.T) {
+	opts := func(fs vfs.FS) *Options {
+		o := memOptions(fs)
+		o.Sync = SyncNever
+		o.CacheSize = 512 << 10
+		o.FlashCache = FlashCache{Path: "/flash", Size: 2 << 20}
+		return o
+	}
+	workload := func(fs *vfs.MemFS, seed uint64) (commits []commitRec, durable int) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		db, err := Open("db", opts(fs))
+		if err != nil {
+			return nil, 0
+		}
+		crashed := func(err error) bool {
+			if err != nil && !errors.Is(err, vfs.ErrCrashed) {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			return err != nil
+		}
+		for i := range 50 {
+			switch r := rng.IntN(100); {
+			case r < 85:
+				b := db.NewBatch()
+				rec := commitRec{}
+				for j := range 1 + rng.IntN(40) {
+					k := fmt.Sprintf("key%04d", rng.IntN(5000))
+					v := fmt.Sprintf("c%d-%d-%s", i, j, randomValue(i, j)[:100+rng.IntN(100)])
+					b.Set([]byte(k), []byte(v))
+					rec[k] = &v
+				}
+				if crashed(b.Commit(NoSync)) {
+					return commits, durable
+				}
+				commits = append(commits, rec)
+				for range 20 { // reads that miss the RAM cache
+					db.Get(fmt.Appendf(nil, "key%04d", rng.IntN(5000)))
+				}
+			case r < 93:
+				if crashed(db.Checkpoint()) {
+					return commits, durable
+				}
+				durable = len(commits)
+			default:
+				if crashed(db.Close()) {
+					return commits, durable
+				}
+				durable = len(commits)
+				if db, err = Open("db", opts(fs)); err != nil {
+					crashed(err)
+					return commits, durable
+				}
+			}
+		}
+		if crashed(db.Close()) {
+			return commits, durable
+		}
+		return commits, len(commits)
+	}
+	points := 60
+	if testing.Short() {
+		points = 15
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		dry := vfs.NewMem()
+		workload(dry, seed)
+		total := dry.OpCount()
+		rng := rand.New(rand.NewPCG(seed, 6))
+		for i := range points / 3 {
+			at := rng.IntN(total)
+			mode := vfs.CrashDropUnsynced
+			if i%2 == 1 {
+				mode = vfs.CrashTorn
+			}
+			t.Run(fmt.Sprintf("seed%d/op%d/%v", seed, at, mode), func(t *testing.T) {
+				fs := vfs.NewMem()
+				fs.CrashAfterOps(at)
+				commits, durable := workload(fs, seed)
+				after := fs.CrashedClone(mode, rand.New(rand.NewPCG(seed, uint64(i))))
+				db, err := Open("db", opts(after))
+				if err != nil {
+					t.Fatalf("recovery: %v", err)
+				}
+				got := scanAll(t, db)
+				checkCommitPrefix(t, commits, durable, got)
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
+				// Warm now: every key again, through the flash cache.
+				if db, err = Open("db", opts(after)); err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				for k, v := range got {
+					if w, err := db.Get([]byte(k)); err != nil || string(w) != v {
+						t.Fatalf("key %s after a warm reopen: %v", k, err)
+					}
+				}
+				if st := db.Stats().FlashCache; st.OpenState != "warm" {
+					t.Fatalf("not warm after a clean close: %s", st.OpenState)
+				}
+			})
 		}
 	}
-	st = db.Stats().FlashCache
-	t.Logf("%+v", st)
-	db.Close()
 }
