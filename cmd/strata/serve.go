@@ -34,6 +34,8 @@ type serveFlags struct {
 	outputTimeout time.Duration
 	enableFlushDB bool
 	cache         string
+	flashCache    string
+	flashSize     string
 	codec         string
 	pageSize      string
 	grace         time.Duration
@@ -86,6 +88,8 @@ connection finish the commands it has sent, checkpoint and close.`,
 	fl.DurationVar(&f.outputTimeout, "output-timeout", 30*time.Second, "disconnect a client whose replies cannot be written for this long")
 	fl.BoolVar(&f.enableFlushDB, "enable-flushdb", false, "allow FLUSHDB and FLUSHALL")
 	fl.StringVar(&f.cache, "cache", "", "buffer pool size (default: Strata's, 64MiB)")
+	fl.StringVar(&f.flashCache, "flash-cache", "", "file or device on flash for a second-level cache of clean pages (none if empty)")
+	fl.StringVar(&f.flashSize, "flash-cache-size", "1GiB", "bytes of --flash-cache to use")
 	fl.StringVar(&f.codec, "codec", "", "page codec of a new database (default: Strata's, zstd)")
 	fl.StringVar(&f.pageSize, "page-size", "", "page size of a new database (default: Strata's, 16KiB)")
 	fl.DurationVar(&f.grace, "shutdown-grace", 10*time.Second, "at shutdown, how long connections may take to finish their commands")
@@ -117,6 +121,13 @@ func (f serveFlags) options(logger *slog.Logger) (*strata.Options, error) {
 		if opts.CacheSize, err = parseSize(f.cache); err != nil {
 			return nil, fmt.Errorf("--cache: %w", err)
 		}
+	}
+	if f.flashCache != "" {
+		size, err := parseSize(f.flashSize)
+		if err != nil {
+			return nil, fmt.Errorf("--flash-cache-size: %w", err)
+		}
+		opts.FlashCache = strata.FlashCache{Path: f.flashCache, Size: size}
 	}
 	if f.pageSize != "" {
 		ps, err := parseSize(f.pageSize)

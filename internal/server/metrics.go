@@ -213,11 +213,49 @@ func codecName(id codec.ID) string {
 	return strconv.Itoa(int(id))
 }
 
-// The flash cache (a second-level cache of compressed pages on a local
-// SSD) does not exist yet. When it does, its figures (hit ratio, bytes,
-// T_flash_read, admissions, evictions) belong here: add their descriptors
-// to flashCacheDescs and emit them from collectFlashCache from the new
-// fields of strata.Stats. Nothing else in the server needs to change.
-var flashCacheDescs []*prometheus.Desc
+// The flash cache (Options.FlashCache: a second-level cache of compressed
+// pages on a faster device): emitted only when the database has one.
+var flashCacheMetrics = []engineMetric{
+	{newDesc("flash_cache_active", "1 while the flash cache serves reads and admits pages (0 once disabled by errors)."), gauge, func(st *strata.Stats) float64 { return b2f(st.FlashCache.Active) }},
+	{newDesc("flash_cache_lookups_total", "Pages missing from RAM looked up in the flash cache."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.Lookups) }},
+	{newDesc("flash_cache_hits_total", "Pages served from the flash cache."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.Hits) }},
+	{newDesc("flash_cache_misses_total", "Lookups read from the page store instead."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.Misses) }},
+	{newDesc("flash_cache_hit_ratio", "Flash cache hits / lookups, since open."), gauge, func(st *strata.Stats) float64 { return st.FlashCache.HitRatio }},
+	{newDesc("flash_cache_read_seconds", "T_flash_read: mean time of one flash cache read."), gauge, func(st *strata.Stats) float64 { return secs(st.FlashCache.TFlashRead) }},
+	{newDesc("flash_cache_read_timeouts_total", "Flash reads abandoned after the read timeout (read from the page store)."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.ReadTimeouts) }},
+	{newDesc("flash_cache_bypassed_total", "Lookups that skipped a stalled or busy flash."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.Bypassed) }},
+	{newDesc("flash_cache_admitted_total", "Clean pages leaving RAM queued for the flash."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.Admitted) }},
+	{newDesc("flash_cache_dropped_busy_total", "Admissions dropped because the flash writer was behind (queue full)."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.DroppedBusy) }},
+	{newDesc("flash_cache_dropped_rate_total", "Admissions dropped by the flash write-rate budget."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.DroppedRate) }},
+	{newDesc("flash_cache_rejected_total", "Pages the admission policy did not admit."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.Rejected) }},
+	{newDesc("flash_cache_written_total", "Images written to the flash."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.Written) }},
+	{newDesc("flash_cache_bytes_written_total", "Bytes written to the flash cache's regions."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.BytesWritten) }},
+	{newDesc("flash_cache_evictions_total", "Images dropped because their region was reused."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.Evictions) }},
+	{newDesc("flash_cache_invalidations_total", "Images dropped because their page was rewritten or freed."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.Invalidations) }},
+	{newDesc("flash_cache_stale_rejects_total", "Queued images not written because their page changed meanwhile."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.StaleRejects) }},
+	{newDesc("flash_cache_read_errors_total", "Flash reads that failed."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.ReadErrors) }},
+	{newDesc("flash_cache_write_errors_total", "Flash writes that failed."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.WriteErrors) }},
+	{newDesc("flash_cache_checksum_errors_total", "Flash entries that failed verification."), counter, func(st *strata.Stats) float64 { return float64(st.FlashCache.ChecksumErrors) }},
+	{newDesc("flash_cache_bad_regions", "Flash regions disabled by errors."), gauge, func(st *strata.Stats) float64 { return float64(st.FlashCache.BadRegions) }},
+	{newDesc("flash_cache_entries", "Images on flash the index names."), gauge, func(st *strata.Stats) float64 { return float64(st.FlashCache.Entries) }},
+	{newDesc("flash_cache_memory_bytes", "RAM of the flash cache (index, queue, buffers), part of the cache size."), gauge, func(st *strata.Stats) float64 { return float64(st.FlashCache.MemoryBytes) }},
+	{newDesc("flash_cache_rebuild_seconds", "Time the last open took to rebuild the flash cache's index."), gauge, func(st *strata.Stats) float64 { return secs(st.FlashCache.RebuildTime) }},
+	{newDesc("flash_cache_rebuilt_entries", "Entries the last open rebuilt (0: it started cold)."), gauge, func(st *strata.Stats) float64 { return float64(st.FlashCache.Rebuilt) }},
+}
 
-func collectFlashCache(st *strata.Stats, ch chan<- prometheus.Metric) {}
+var flashCacheDescs = func() []*prometheus.Desc {
+	d := make([]*prometheus.Desc, len(flashCacheMetrics))
+	for i, m := range flashCacheMetrics {
+		d[i] = m.desc
+	}
+	return d
+}()
+
+func collectFlashCache(st *strata.Stats, ch chan<- prometheus.Metric) {
+	if !st.FlashCache.Enabled {
+		return
+	}
+	for _, m := range flashCacheMetrics {
+		ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st))
+	}
+}

@@ -57,6 +57,51 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+	if strings.Contains(text, "strata_flash_cache_") {
+		t.Error("flash cache metrics without a flash cache")
+	}
+	problems, err := testutil.GatherAndLint(m.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestFlashCacheMetrics: a database with a flash cache exports its
+// figures (and one without does not, see TestMetrics).
+func TestFlashCacheMetrics(t *testing.T) {
+	dir := t.TempDir()
+	db, err := strata.Open(dir+"/db", &strata.Options{CacheSize: 8 << 20, Sync: strata.SyncNever,
+		FlashCache: strata.FlashCache{Path: dir + "/flash", Size: 8 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m := NewMetrics(db, nil)
+	db.Set([]byte("k"), []byte("v"))
+	db.Get([]byte("k"))
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	text := string(body)
+	for _, want := range []string{
+		"strata_flash_cache_active 1",
+		"strata_flash_cache_hits_total ",
+		"strata_flash_cache_hit_ratio ",
+		"strata_flash_cache_admitted_total ",
+		"strata_flash_cache_dropped_busy_total ",
+		"strata_flash_cache_bytes_written_total ",
+		"strata_flash_cache_evictions_total ",
+		"strata_flash_cache_stale_rejects_total ",
+		"strata_flash_cache_checksum_errors_total ",
+		"strata_flash_cache_rebuild_seconds ",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
 	problems, err := testutil.GatherAndLint(m.Registry())
 	if err != nil {
 		t.Fatal(err)
