@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/stratadb/strata/internal/bench"
+	"github.com/stratadb/strata/internal/flashcache"
 )
 
 // benchFlags are the flags of `strata bench` and `strata bench sweep`.
@@ -26,6 +27,10 @@ type benchFlags struct {
 	directIO     bool
 	syncWrites   bool
 	device       string
+	flashCache   string
+	flashDevice  string
+	flashAdmit   string
+	flashRate    string
 	engines      string
 	workloads    string
 	distribution string
@@ -63,6 +68,10 @@ func (f *benchFlags) registerRunFlags(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.directIO, "direct-io", true, "Strata reads and writes pages with O_DIRECT")
 	fl.BoolVar(&f.syncWrites, "sync", false, "make each commit of the measured phase durable (fsync)")
 	fl.StringVar(&f.device, "device", "none", "simulated device latency for Strata only: none, hdd, ssd, nvme (results are labelled simulated)")
+	fl.StringVar(&f.flashCache, "flash-cache", "", "size of a Strata flash cache (second-level cache of clean pages, a file next to the data; none if empty)")
+	fl.StringVar(&f.flashDevice, "flash-device", "ssd", "simulated device of the flash cache: none, hdd, ssd, nvme (results are labelled simulated)")
+	fl.StringVar(&f.flashAdmit, "flash-admission", "all", "flash cache admission policy: all (every clean page leaving RAM) or second (pages leaving RAM a second time)")
+	fl.StringVar(&f.flashRate, "flash-write-rate", "", "flash cache write budget per second (e.g. 32MiB; none for unlimited; default: Strata's)")
 	fl.StringVar(&f.distribution, "distribution", "", "key distribution: "+strings.Join(bench.Distributions, ", ")+" (default: the workload's own, uniform for sysbench, zipfian for YCSB)")
 	fl.StringVar(&f.dataset, "dataset", "sysbench", "data set: "+strings.Join(bench.Datasets, ", "))
 	fl.StringVar(&f.memLimit, "mem-limit", "", fmt.Sprintf(
@@ -114,8 +123,33 @@ func (f *benchFlags) specTemplate() (bench.RunSpec, error) {
 	case f.distribution != "" && !slices.Contains(bench.Distributions, f.distribution):
 		return s, fmt.Errorf("--distribution %q: want one of %s", f.distribution, strings.Join(bench.Distributions, ", "))
 	}
+	var flashSize, flashRate int64
+	if f.flashCache != "" {
+		if flashSize, err = parseSize(f.flashCache); err != nil || flashSize <= 0 {
+			return s, fmt.Errorf("--flash-cache %q: want a positive size", f.flashCache)
+		}
+		if !slices.Contains([]string{"none", "hdd", "ssd", "nvme"}, f.flashDevice) {
+			return s, fmt.Errorf("--flash-device %q: want none, hdd, ssd or nvme", f.flashDevice)
+		}
+		if _, err := flashcache.ParseAdmission(f.flashAdmit); err != nil {
+			return s, fmt.Errorf("--flash-admission: %w", err)
+		}
+		switch f.flashRate {
+		case "":
+		case "none", "unlimited":
+			flashRate = -1
+		default:
+			if flashRate, err = parseSize(f.flashRate); err != nil || flashRate <= 0 {
+				return s, fmt.Errorf("--flash-write-rate %q: want a positive size per second, or none", f.flashRate)
+			}
+		}
+	}
 	return bench.RunSpec{
 		Config: bench.Config{
+			FlashCache:      flashSize,
+			FlashDevice:     f.flashDevice,
+			FlashAdmission:  f.flashAdmit,
+			FlashWriteRate:  flashRate,
 			CacheBytes:      cache,
 			Codec:           f.codec,
 			PageSize:        int(pageSize),

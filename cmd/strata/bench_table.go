@@ -38,8 +38,28 @@ func writeWorkloadTable(w io.Writer, workload string, outcomes []runOutcome) err
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeFlashLines(w, outcomes)
 	writeNotes(w, outcomes)
 	return nil
+}
+
+// writeFlashLines prints the flash cache's figures of the engines that
+// had one.
+func writeFlashLines(w io.Writer, outcomes []runOutcome) {
+	for _, o := range outcomes {
+		r := o.Result
+		if r == nil {
+			continue
+		}
+		m := r.Metrics
+		if _, ok := m["flash.lookups"]; !ok {
+			continue
+		}
+		fmt.Fprintf(w, "  %s flash cache: hit ratio %.3f of %.0f RAM misses, %.0f admitted, %.0f dropped busy, %.0f dropped by the write budget, %s written, %.0f evictions, %.0f stale rejects, %.0f errors, read %.0f µs; free buffer waits %.0f\n",
+			o.Engine, m["flash.hit_ratio"], m["flash.lookups"], m["flash.admitted"], m["flash.dropped_busy"], m["flash.dropped_rate"],
+			formatSize(int64(m["flash.bytes_written"])), m["flash.evictions"], m["flash.stale_rejects"], m["flash.errors"], m["flash.read_us"],
+			m["pool.free_buffer_waits"])
+	}
 }
 
 // writeNotes prints what each engine ran with (its describe string) and the

@@ -59,6 +59,15 @@ type Config struct {
 	// SyncWrites makes the measured phase's commits durable one by one
 	// (the load phase never syncs per batch).
 	SyncWrites bool `json:"sync_writes"`
+	// FlashCache is the size of Strata's flash cache (0: none), a file
+	// next to the data directory on FlashDevice ("none", "hdd", "ssd",
+	// "nvme": simulated latency), with admission policy FlashAdmission
+	// ("all", "second") and write budget FlashWriteRate (bytes/s; 0:
+	// Strata's default, < 0: none).
+	FlashCache     int64  `json:"flash_cache,omitempty"`
+	FlashDevice    string `json:"flash_device,omitempty"`
+	FlashAdmission string `json:"flash_admission,omitempty"`
+	FlashWriteRate int64  `json:"flash_write_rate,omitempty"`
 }
 
 // Factory opens an engine. describe states its effective configuration

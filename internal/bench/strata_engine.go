@@ -3,11 +3,13 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/stratadb/strata"
 	"github.com/stratadb/strata/internal/bufferpool"
+	"github.com/stratadb/strata/internal/flashcache"
 	"github.com/stratadb/strata/internal/hooks"
 	"github.com/stratadb/strata/internal/pagestore"
 	"github.com/stratadb/strata/internal/vfs"
@@ -54,6 +56,13 @@ func openStrata(cfg Config) (Engine, string, error) {
 		hooks.SetFS(opts, vfs.NewLatency(vfs.Default, dev))
 		notes = append(notes, "simulated device: "+dev.Name+" (injected latency)")
 	}
+	if cfg.FlashCache > 0 {
+		n, err := setFlashCache(opts, cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		notes = append(notes, n...)
+	}
 	db, err := strata.Open(cfg.Dir, opts)
 	if err != nil {
 		return nil, "", fmt.Errorf("bench: strata: %w", err)
@@ -94,7 +103,43 @@ func (e *strataEngine) describe(cfg Config, device string) string {
 	if device != "" && device != "none" {
 		s += ", simulated " + device
 	}
+	if cfg.FlashCache > 0 {
+		adm := cfg.FlashAdmission
+		if adm == "" {
+			adm = "all"
+		}
+		s += fmt.Sprintf(", flash cache %s (admission %s, opened %s)", formatMiB(cfg.FlashCache), adm, st.FlashCache.OpenState)
+		if d := cfg.FlashDevice; d != "" && d != "none" {
+			s += " on simulated " + d
+		}
+	}
 	return s
+}
+
+// setFlashCache gives opts the flash cache cfg asks for: a file next to
+// the data directory, on a simulated device if one is named.
+func setFlashCache(opts *strata.Options, cfg Config) ([]string, error) {
+	var notes []string
+	opts.FlashCache = strata.FlashCache{Path: filepath.Join(filepath.Dir(cfg.Dir), "flash-cache"), Size: cfg.FlashCache}
+	if d := strings.ToLower(cfg.FlashDevice); d != "" && d != "none" {
+		dev, err := vfs.DeviceByName(d)
+		if err != nil {
+			return nil, fmt.Errorf("bench: strata flash cache: %w", err)
+		}
+		hooks.SetFlashFS(opts, vfs.NewLatency(vfs.Default, dev))
+		notes = append(notes, "simulated flash cache device: "+dev.Name+" (injected latency)")
+	}
+	adm, err := flashcache.ParseAdmission(cfg.FlashAdmission)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	hooks.TuneFlash(opts, func(o *flashcache.Options) {
+		o.Admission = adm
+		if cfg.FlashWriteRate != 0 {
+			o.WriteRate = cfg.FlashWriteRate
+		}
+	})
+	return notes, nil
 }
 
 func formatMiB(n int64) string {
@@ -193,7 +238,37 @@ func (e *strataEngine) Metrics() map[string]float64 {
 	// that commits waited (the freeze): a writer stall shows here.
 	m["db.checkpoint_ms"] = float64(st.CheckpointTime-b.CheckpointTime) / 1e6
 	m["db.checkpoint_freeze_ms"] = float64(st.CheckpointFreezeTime-b.CheckpointFreezeTime) / 1e6
+	if st.FlashCache.Enabled {
+		flashMetrics(m, st.FlashCache, b.FlashCache)
+	}
 	return m
+}
+
+// flashMetrics reports the flash cache over the measured phase.
+func flashMetrics(m map[string]float64, f, b flashcache.Stats) {
+	lookups, hits := f.Lookups-b.Lookups, f.Hits-b.Hits
+	m["flash.lookups"] = float64(lookups)
+	m["flash.hits"] = float64(hits)
+	if lookups > 0 {
+		m["flash.hit_ratio"] = float64(hits) / float64(lookups)
+	}
+	m["flash.admitted"] = float64(f.Admitted - b.Admitted)
+	m["flash.offered"] = float64(f.Offered - b.Offered)
+	m["flash.dropped_busy"] = float64(f.DroppedBusy - b.DroppedBusy)
+	m["flash.dropped_rate"] = float64(f.DroppedRate - b.DroppedRate)
+	m["flash.dropped_full"] = float64(f.DroppedFull - b.DroppedFull)
+	m["flash.rejected"] = float64(f.Rejected - b.Rejected)
+	m["flash.written"] = float64(f.Written - b.Written)
+	m["flash.bytes_written"] = float64(f.BytesWritten - b.BytesWritten)
+	m["flash.evictions"] = float64(f.Evictions - b.Evictions)
+	m["flash.invalidations"] = float64(f.Invalidations - b.Invalidations)
+	m["flash.stale_rejects"] = float64(f.StaleRejects - b.StaleRejects)
+	m["flash.read_timeouts"] = float64(f.ReadTimeouts - b.ReadTimeouts)
+	m["flash.errors"] = float64(f.ReadErrors + f.WriteErrors + f.ChecksumErrors - b.ReadErrors - b.WriteErrors - b.ChecksumErrors)
+	m["flash.entries"] = float64(f.Entries)
+	m["flash.memory_bytes"] = float64(f.MemoryBytes)
+	m["flash.read_us"] = float64(f.TFlashRead.Nanoseconds()) / 1e3
+	m["flash.rebuild_ms"] = float64(f.RebuildTime.Microseconds()) / 1e3
 }
 
 func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {

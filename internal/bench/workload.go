@@ -21,7 +21,8 @@ import (
 // so oltp_read_only is 10 Gets + 4 Scans (14 ops), oltp_write_only one
 // atomic Apply of 4 writes (2 Sets, Delete, Set of the deleted id: 4 ops,
 // ids drawn independently as sysbench does), oltp_read_write both (18 ops),
-// oltp_insert one Apply of one Set with a new id above the table. A
+// oltp_insert one Apply of one Set with a new id above the table,
+// oltp_update_non_index one Apply of one Set of an existing row. A
 // key-value store has no secondary index on k, so the two updates cost the
 // same here, unlike in a SQL database.
 //
@@ -42,17 +43,18 @@ type workload struct {
 }
 
 var workloads = map[string]workload{
-	"oltp_point_select": {txn: txnPointSelect, defaultDist: "uniform"},
-	"oltp_read_only":    {txn: txnReadOnly, defaultDist: "uniform"},
-	"oltp_read_write":   {txn: txnReadWrite, defaultDist: "uniform", writes: true},
-	"oltp_write_only":   {txn: txnWriteOnly, defaultDist: "uniform", writes: true},
-	"oltp_insert":       {txn: txnInsert, defaultDist: "uniform", writes: true},
-	"ycsb_a":            {txn: ycsbReadUpdate(50), defaultDist: "zipfian", writes: true},
-	"ycsb_b":            {txn: ycsbReadUpdate(95), defaultDist: "zipfian", writes: true},
-	"ycsb_c":            {txn: ycsbReadUpdate(100), defaultDist: "zipfian"},
-	"ycsb_d":            {txn: txnYCSBD, defaultDist: "latest", writes: true},
-	"ycsb_e":            {txn: txnYCSBE, defaultDist: "zipfian", writes: true},
-	"ycsb_f":            {txn: txnYCSBF, defaultDist: "zipfian", writes: true},
+	"oltp_point_select":     {txn: txnPointSelect, defaultDist: "uniform"},
+	"oltp_read_only":        {txn: txnReadOnly, defaultDist: "uniform"},
+	"oltp_read_write":       {txn: txnReadWrite, defaultDist: "uniform", writes: true},
+	"oltp_write_only":       {txn: txnWriteOnly, defaultDist: "uniform", writes: true},
+	"oltp_insert":           {txn: txnInsert, defaultDist: "uniform", writes: true},
+	"oltp_update_non_index": {txn: txnUpdateNonIndex, defaultDist: "uniform", writes: true},
+	"ycsb_a":                {txn: ycsbReadUpdate(50), defaultDist: "zipfian", writes: true},
+	"ycsb_b":                {txn: ycsbReadUpdate(95), defaultDist: "zipfian", writes: true},
+	"ycsb_c":                {txn: ycsbReadUpdate(100), defaultDist: "zipfian"},
+	"ycsb_d":                {txn: txnYCSBD, defaultDist: "latest", writes: true},
+	"ycsb_e":                {txn: txnYCSBE, defaultDist: "zipfian", writes: true},
+	"ycsb_f":                {txn: txnYCSBF, defaultDist: "zipfian", writes: true},
 }
 
 // Workloads lists the workload names, sorted.
@@ -121,6 +123,15 @@ func txnReadWrite(w *worker) error {
 }
 
 func txnInsert(w *worker) error { return w.insert() }
+
+// txnUpdateNonIndex is sysbench's oltp_update_non_index: one update of a
+// row by its primary key (UPDATE ... SET c=? WHERE id=?), one Apply of
+// one Set.
+func txnUpdateNonIndex(w *worker) error {
+	w.resetBatch()
+	w.addSet(w.keys.Next())
+	return w.apply()
+}
 
 // ycsbReadUpdate is workloads A, B and C: readPct% reads, the rest updates.
 func ycsbReadUpdate(readPct uint32) func(w *worker) error {
