@@ -53,8 +53,16 @@ func (o *Options) poolOptionsFor(pageSize int) bufferpool.Options {
 	return po
 }
 
-// openFlash opens the flash cache, or detaches the last one.
+// openFlash opens the flash cache, or detaches the last one. Both may
+// sync the database's directory (the marker's entry), which makes every
+// entry in it durable, the store's new segment files too: the store is
+// synced first, so that none is durable before its header (a crash while
+// a new database was being created left a segment file without a header,
+// which the store then refused to open).
 func (db *DB) openFlash() error {
+	if err := db.store.Sync(); err != nil {
+		return fmt.Errorf("strata: sync the page store: %w", err)
+	}
 	if db.opts.FlashCache.Path == "" {
 		if err := flashcache.Detach(db.opts.fs, db.dir); err != nil {
 			return fmt.Errorf("strata: %w", err)

@@ -217,3 +217,44 @@ func TestFlashCacheCrashRecovery(t *testing.T) {
 		}
 	}
 }
+
+// TestFlashCacheCrashWhileCreating crashes at every operation of creating
+// a database with a flash cache and of its first commit: the database
+// opens afterwards. (The flash cache's marker is made durable with a sync
+// of the database's directory; done before the store had synced its first
+// segment's header, it left a segment file without a header that the
+// store refused to open.)
+func TestFlashCacheCrashWhileCreating(t *testing.T) {
+	opts := func(fs vfs.FS) *Options {
+		o := memOptions(fs)
+		o.CacheSize = 512 << 10
+		o.FlashCache = FlashCache{Path: "/flash", Size: 2 << 20}
+		return o
+	}
+	create := func(fs *vfs.MemFS) {
+		db, err := Open("db", opts(fs))
+		if err != nil {
+			return
+		}
+		db.Set([]byte("k"), []byte("v"))
+		db.Close()
+	}
+	dry := vfs.NewMem()
+	create(dry)
+	total := dry.OpCount()
+	for at := 1; at <= total; at++ {
+		for _, mode := range []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn} {
+			fs := vfs.NewMem()
+			fs.CrashAfterOps(at)
+			create(fs)
+			after := fs.CrashedClone(mode, rand.New(rand.NewPCG(uint64(at), 7)))
+			db, err := Open("db", opts(after))
+			if err != nil {
+				t.Fatalf("crash after %d of %d ops (%v): %v", at, total, mode, err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatalf("crash after %d ops (%v): close: %v", at, mode, err)
+			}
+		}
+	}
+}

@@ -91,6 +91,12 @@ func openStack(t testing.TB, fs, ffs vfs.FS, o stackOpts) *stack {
 		t.Fatal(err)
 	}
 	s := &stack{t: t, fs: fs, ffs: ffs, store: store}
+	// As the database does (Options.DBDir): the marker's directory sync
+	// must not make a segment file durable before its header.
+	if err := store.Sync(); err != nil {
+		store.Close()
+		t.Fatal(err)
+	}
 	var ps bufferpool.Store = store
 	if o.noFlash {
 		if err := Detach(fs, dbDir); err != nil {

@@ -77,7 +77,10 @@ type Options struct {
 	// the cache keeps its marker file. The cache reuses what it finds on
 	// flash only if the marker names the same cache and session as a
 	// cleanly closed flash file (persist.go). Without DBDir the cache
-	// always starts cold.
+	// always starts cold. Open and Detach sync DBDir, which makes every
+	// entry in it durable: the caller makes the page store's files
+	// durable first (pagestore.Store.Sync), as the store expects a segment
+	// file's entry to become durable only with its header.
 	DBFS  vfs.FS
 	DBDir string
 	// RegionSize is the unit of the ring (default: Size/16, within 64 KiB
