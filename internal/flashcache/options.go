@@ -55,7 +55,9 @@ const (
 	// on average (docs/BENCHMARKS.md).
 	DefaultWriteRate   = 64 << 20
 	DefaultReadTimeout = 20 * time.Millisecond
-	DefaultReaders     = 16
+	// DefaultCloseTimeout bounds each of Close's waits for the flash.
+	DefaultCloseTimeout = 5 * time.Second
+	DefaultReaders      = 16
 	// After a read timed out, reads bypass the flash for minStallCooldown,
 	// doubling with each timeout in a row up to maxStallCooldown.
 	minStallCooldown = 50 * time.Millisecond
@@ -105,6 +107,9 @@ type Options struct {
 	ReadTimeout time.Duration
 	// Readers is the number of goroutines reading the flash (default 16).
 	Readers int
+	// CloseTimeout bounds how long Close waits for the flash, once for the
+	// writer to finish and once for the index snapshot (default 5 s).
+	CloseTimeout time.Duration
 	// Codec compresses the frames the pool evicts without an image
 	// (default: zstd-1).
 	Codec codec.Codec
@@ -138,6 +143,9 @@ func (o Options) withDefaults() Options {
 	if o.Readers == 0 {
 		o.Readers = DefaultReaders
 	}
+	if o.CloseTimeout == 0 {
+		o.CloseTimeout = DefaultCloseTimeout
+	}
 	if o.Codec == nil {
 		o.Codec, _ = codec.New(codec.Zstd, 1)
 	}
@@ -163,8 +171,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("flashcache: queue of %d bytes is under 4 pages", o.QueueBytes)
 	case o.MaxEntries < 1 || o.MaxEntries > 1<<32-1:
 		return fmt.Errorf("flashcache: index capacity %d", o.MaxEntries)
-	case o.ReadTimeout <= 0 || o.Readers < 1:
-		return fmt.Errorf("flashcache: read timeout %v, %d readers", o.ReadTimeout, o.Readers)
+	case o.ReadTimeout <= 0 || o.Readers < 1 || o.CloseTimeout <= 0:
+		return fmt.Errorf("flashcache: read timeout %v, %d readers, close timeout %v", o.ReadTimeout, o.Readers, o.CloseTimeout)
 	}
 	l := o.layout()
 	if l.regions < 2 {

@@ -48,7 +48,10 @@ import (
 // lookup in the store's map would let a crash keep the cache warm).
 //
 // Lock rules: Open and Close run alone (no other method runs concurrently
-// with them on the same cache); sbMu serializes superblock writes.
+// with them on the same cache); sbMu serializes superblock writes. Close
+// writes the snapshot in a goroutine it waits for at most CloseTimeout: on
+// a stalled device that goroutine may run on after Close returned, alone
+// with the file (nothing else of the cache runs then).
 
 // Open opens (or creates) the flash file and returns the cache, warm if
 // the flash file was closed cleanly by the last session of this database,
@@ -312,30 +315,43 @@ func (c *Cache) resetIndex() {
 // Close stops the cache. With clean (the database wrote back every page
 // and synced its store before), it drains the queue, writes the index
 // snapshot and marks the file cleanly closed, so the next Open is warm;
-// otherwise (or if any of that fails, or the flash does not answer within
-// a few seconds) the next Open starts cold. It returns only errors closing
-// the file.
+// otherwise (or if any of that fails) the next Open starts cold. A flash
+// device that does not answer does not hold Close up: it waits at most
+// CloseTimeout for the writer, and as long again for the snapshot, then
+// returns and leaves the file open to the stuck goroutine (the next Open
+// starts cold, unless that goroutine finished the snapshot: then the file
+// was closed cleanly). It returns only errors closing the file.
 func (c *Cache) Close(clean bool) error {
 	if c.closed.Swap(true) {
 		return nil
 	}
 	c.active.Store(false)
-	stopped := c.w.stopAndWait(closeTimeout)
+	stopped := c.w.stopAndWait(c.opts.CloseTimeout)
 	c.rd.close()
-	if clean && stopped && c.tracking.Load() && !c.failed.Load() {
-		if err := c.persist(); err != nil {
-			c.opts.Logger.Warn("flashcache: cannot persist the index; the cache will start cold next time", "path", c.opts.Path, "err", err)
-		}
-	}
 	if !stopped {
 		// The writer is stuck on the device: leave the file open to it.
+		c.opts.Logger.Warn("flashcache: the flash does not answer; closing without the index, the cache will start cold next time", "path", c.opts.Path)
 		return c.lock.Close()
+	}
+	if clean && c.tracking.Load() && !c.failed.Load() {
+		done := make(chan error, 1)
+		go func() { done <- c.persist() }()
+		timer := time.NewTimer(c.opts.CloseTimeout)
+		defer timer.Stop()
+		select {
+		case err := <-done:
+			if err != nil {
+				c.opts.Logger.Warn("flashcache: cannot persist the index; the cache will start cold next time", "path", c.opts.Path, "err", err)
+			}
+		case <-timer.C:
+			// Stuck writing the snapshot: the superblock still says open
+			// (unless the write finishes later, and then it is right).
+			c.opts.Logger.Warn("flashcache: the flash does not answer; closing without the index", "path", c.opts.Path)
+			return c.lock.Close()
+		}
 	}
 	return c.closeFiles()
 }
-
-// closeTimeout bounds how long Close waits for the writer.
-const closeTimeout = 5 * time.Second
 
 func (c *Cache) closeFiles() error {
 	err := c.f.Close()
@@ -345,7 +361,8 @@ func (c *Cache) closeFiles() error {
 	return err
 }
 
-// persist writes the snapshot and the clean superblock.
+// persist writes the snapshot and the clean superblock. It runs alone
+// (the writer has stopped), perhaps on after Close gave up waiting for it.
 func (c *Cache) persist() error {
 	var entries []snapEntry
 	c.ix.each(func(e slot) {
