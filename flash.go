@@ -15,6 +15,9 @@ import (
 // A database opened without a flash cache detaches the last one it had
 // (its marker file goes), so that no flash file is trusted after pages
 // changed without it.
+//
+// Lock rules: none of its own; openFlash and closePool run within Open and
+// Close, alone.
 
 // flashOptions are the flash cache's options for a store of pageSize
 // pages in dir.

@@ -95,8 +95,9 @@ type Options struct {
 // and a page missing from memory is read there before the page files. It
 // never slows the foreground: when the flash is behind, pages are not
 // admitted, and a flash read that takes too long is abandoned for the page
-// files. Its RAM index (about 25 bytes per cached page) and buffers (about
-// 4 MiB) are part of CacheSize. It stays warm across a clean Close (not
+// files. Its RAM index (about 32 bytes per quarter page of Size: 32 MiB
+// per GiB of flash with 4 KiB pages) and buffers (up to about 4 MiB) are
+// part of CacheSize. It stays warm across a clean Close (not
 // across a crash, or a session that opened the database without it).
 // docs/ARCHITECTURE.md describes it.
 type FlashCache struct {

@@ -26,8 +26,9 @@
 // Layout: the file is a superblock (two slots), an index snapshot area and
 // a ring of regions (16 MiB by default) written in large sequential,
 // direct I/O writes, as CacheLib's BlockCache or L2ARC's rotor; reusing the
-// oldest region evicts its entries. The RAM index is about 25 bytes per
-// cached page, charged to the database's memory budget. Admission: every
+// oldest region evicts its entries. The RAM index is about 32 bytes per
+// entry of its capacity (one per quarter page of flash), charged to the
+// database's memory budget. Admission: every
 // page leaving RAM, or pages leaving it a second time (AdmitSecond), within
 // a write-rate budget (WriteRate bytes/s).
 //

@@ -9,9 +9,15 @@ import "sync"
 // slots allocated when the cache opens, so its memory is known up front and
 // charged to the database's memory budget. Slices of structs without
 // pointers: nothing for the garbage collector to scan. At a load factor of
-// at most 3/4 (each shard's capacity), a cached page costs ≤ 21.3 bytes here
-// plus 4 bytes in its region's id list (writer.go): about 25 bytes, between
-// CacheLib's ~12 and L2ARC's 96.
+// at most 3/4 (each shard's capacity) and with each shard's slack (1/16
+// above the mean), an entry of the index's capacity costs 22.7 bytes here,
+// plus 8 in the regions' id lists (room for twice a region's mean,
+// writer.go) and 1 to 2 in AdmitSecond's filter: about 32 bytes
+// (TestIndexMemory; Options.MemoryBytes counts them exactly), between
+// CacheLib's ~12 and L2ARC's 96. The capacity is Size over a quarter page,
+// the images' expected size: with larger images the index is partly empty
+// and costs more per cached page; with smaller ones it fills before the
+// flash does (DroppedFull).
 //
 // A slot is pending (loc == locPending) from the admission of an image
 // until the writer has written it to flash; lookups treat it as a miss.

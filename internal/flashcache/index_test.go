@@ -72,3 +72,24 @@ func TestIndexModel(t *testing.T) {
 		t.Fatalf("count %d written %d, model %d written %d", ix.count(), ix.written(), len(model), written)
 	}
 }
+
+// TestIndexMemory holds the RAM the index takes per entry of its capacity
+// (table, regions' id lists, admission filter) to what the documentation
+// states, about 32 bytes, and the rest of Options.MemoryBytes (the
+// buffers) to about 4 MiB.
+func TestIndexMemory(t *testing.T) {
+	for _, size := range []int64{1 << 30, 64 << 30} {
+		o := Options{Path: "x", Size: size, PageSize: 4096}.withDefaults()
+		l := o.layout()
+		perEntry := float64(indexBytes(o.MaxEntries)+
+			int64(l.regions)*(int64(regionListCap(o.MaxEntries, l.regions))*4+64)+
+			filterBytes(o.MaxEntries)) / float64(o.MaxEntries)
+		if perEntry < 30 || perEntry > 33 {
+			t.Errorf("flash of %d bytes: %.2f bytes per index entry, the documentation says about 32", size, perEntry)
+		}
+		fixed := o.MemoryBytes() - int64(perEntry*float64(o.MaxEntries))
+		if fixed > 4<<20 {
+			t.Errorf("flash of %d bytes: %d bytes of buffers, the documentation says up to about 4 MiB", size, fixed)
+		}
+	}
+}

@@ -9,6 +9,11 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
+// The cache's options, their defaults and checks, the file layout they
+// give, and the memory they cost.
+//
+// Lock rules: none; these are pure functions of Options.
+
 // Admission says which clean pages leaving the buffer pool the cache
 // writes to flash.
 type Admission int

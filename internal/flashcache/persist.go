@@ -409,22 +409,26 @@ func (c *Cache) writeMarker(m marker) error {
 	tmp := filepath.Join(dir, markerName+".tmp")
 	f, err := dbfs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, vfs.OpenOptions{})
 	if err != nil {
+		return fmt.Errorf("create %s: %w", tmp, err)
+	}
+	if _, err = f.WriteAt(m.encode(), 0); err != nil {
+		err = fmt.Errorf("write %s: %w", tmp, err)
+	} else if err = f.Sync(); err != nil {
+		err = fmt.Errorf("sync %s: %w", tmp, err)
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close %s: %w", tmp, cerr)
+	}
+	if err != nil {
 		return err
 	}
-	_, err = f.WriteAt(m.encode(), 0)
-	if err == nil {
-		err = f.Sync()
+	if err := dbfs.Rename(tmp, filepath.Join(dir, markerName)); err != nil {
+		return fmt.Errorf("rename %s: %w", tmp, err)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err := dbfs.SyncDir(dir); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
 	}
-	if err == nil {
-		err = dbfs.Rename(tmp, filepath.Join(dir, markerName))
-	}
-	if err == nil {
-		err = dbfs.SyncDir(dir)
-	}
-	return err
+	return nil
 }
 
 // Detach removes the cache's marker from the database's directory, so no

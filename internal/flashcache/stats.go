@@ -2,6 +2,11 @@ package flashcache
 
 import "time"
 
+// The cache's statistics.
+//
+// Lock rules: the counters are atomics, updated without locks; Stats reads
+// the open state under sbMu (cache.go).
+
 // Stats describe a flash cache. Counts are since Open.
 type Stats struct {
 	Enabled bool   // a cache is configured
