@@ -3,7 +3,9 @@ package flashcache
 import (
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stratadb/strata/internal/pagestore"
 	"github.com/stratadb/strata/internal/vfs"
@@ -165,4 +167,29 @@ func TestUnusableFlash(t *testing.T) {
 		t.Fatal("reopened warm after a session without the cache")
 	}
 	s.checkAll(ids)
+}
+
+// TestUnusableFlashAndMarker: a flash file that cannot be used and a
+// marker that cannot be removed make Open fail, and leave nothing running.
+func TestUnusableFlashAndMarker(t *testing.T) {
+	db := vfs.NewMem()
+	flash := vfs.NewMem()
+	s := openStack(t, db, flash, stackOpts{})
+	s.fill(50)
+	s.close()
+	before := runtime.NumGoroutine()
+	flash.SetInjector(onFlash(vfs.InjectAfter(0, vfs.OpWrite)))
+	db.SetInjector(vfs.InjectAfter(0, vfs.OpRemove))
+	c, err := Open(flashOptions(db, flash, stackOpts{}.withDefaults()))
+	if err == nil {
+		c.Close(false)
+		t.Fatal("opened with a marker that cannot be removed")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines left running after a failed Open (%d before)", n-before, before)
+	}
 }

@@ -95,6 +95,7 @@ func Open(opts Options) (*Cache, error) {
 		c.disable(err.Error())
 		c.openInfo.state = "disabled"
 		if derr := Detach(opts.DBFS, opts.DBDir); derr != nil {
+			c.rd.close()
 			c.closeFiles()
 			return nil, derr
 		}
