@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Issue 10's measurements of docs/BENCHMARKS.md, "Write path (issue 10)".
+# Run from a directory on a real disk holding the binaries (see sizes.sh).
+set -u
+mkdir -p i10
+B="./strata bench --peers-bin ./strata-bench-peers"
+run() { name=$1; shift; echo "== $name $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"; $B "$@" --json i10/$name.json > i10/$name.txt 2> i10/$name.err; echo "   exit $? $(date -u +%T)"; }
+run cached --engines strata,bbolt,pebble --workload oltp_read_only,oltp_write_only,oltp_insert --table-size 250000 --cache 128MiB --mem-limit 224MiB --warmup 3s --duration 12s --dir i10/d-cached --keep
+run sync8 --engines strata,bbolt,pebble --workload oltp_write_only --sync --threads 8 --table-size 250000 --cache 128MiB --mem-limit 224MiB --warmup 2s --duration 10s --dir i10/d-cached --keep
+run iobound --engines strata,bbolt,pebble --workload oltp_write_only --table-size 2700000 --cache 32MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/d-io --keep
