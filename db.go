@@ -723,6 +723,9 @@ func (db *DB) checkpoint() error {
 	defer db.ckptMu.Unlock()
 	start := time.Now()
 	db.writeMu.Lock()
+	// The freeze is the time under writeMu, when commits wait; not the
+	// wait for it, behind a commit or an Update that runs meanwhile.
+	frozeAt := time.Now()
 	if db.failed != nil {
 		err := db.failed
 		db.writeMu.Unlock()
@@ -736,7 +739,7 @@ func (db *DB) checkpoint() error {
 	db.mu.Unlock()
 	walBytes := db.log.Stats().Bytes
 	db.writeMu.Unlock()
-	db.st.freezeNanos.Add(int64(time.Since(start)))
+	freeze := time.Since(frozeAt)
 
 	metaWritten := false
 	if err := db.writeCheckpoint(m, flush, &metaWritten); err != nil {
@@ -757,6 +760,7 @@ func (db *DB) checkpoint() error {
 	db.walAtCkpt.Store(walBytes)
 	db.st.checkpoints.Add(1)
 	db.st.checkpointNanos.Add(int64(time.Since(start)))
+	db.st.freezeNanos.Add(int64(freeze)) // of completed checkpoints, as CheckpointTime
 	return db.releaseFrees()
 }
 
