@@ -138,8 +138,9 @@ func TestCloseWaitsForReads(t *testing.T) {
 	}
 }
 
-// TestIteratorDuringClose: iterators moving while Close runs end with
-// ErrClosed (or finish) instead of touching unmapped memory; after Close
+// TestIteratorDuringClose: iterators moving (and reading their keys and
+// values) while Close runs end with ErrClosed (or finish) instead of
+// touching unmapped memory; after Close
 // every move fails with ErrClosed.
 func TestIteratorDuringClose(t *testing.T) {
 	for round := 0; round < 5; round++ {
@@ -184,6 +185,10 @@ func TestIteratorDuringClose(t *testing.T) {
 					}
 					if len(it.Value()) != 100 && it.Valid() {
 						t.Errorf("value of %s", it.Key())
+					}
+					// Key reads the leaf too: nil once Close let go of it.
+					if k := it.Key(); k != nil && len(k) != len("k00000") {
+						t.Errorf("key %q", k)
 					}
 					n++
 					if n == 3000 {

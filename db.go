@@ -59,8 +59,11 @@ type DB struct {
 	store *pagestore.Store
 	pool  *bufferpool.Pool
 	flash *flashcache.Cache // nil without Options.FlashCache (flash.go)
-	tree  *btree.Tree
-	log   *wal.Log
+	// flashState is the state the flash cache closes in: the final
+	// checkpoint's, set by Close once it is written (zero: unknown).
+	flashState flashcache.DBState
+	tree       *btree.Tree
+	log        *wal.Log
 
 	// writeMu serializes writers (one at a time, as bbolt) and a
 	// checkpoint's freeze.
@@ -189,7 +192,7 @@ func Open(dir string, o *Options) (*DB, error) {
 			db.pool.Close()
 		}
 		if db.flash != nil {
-			db.flash.Close(false)
+			db.flash.Close(false, flashcache.DBState{})
 		}
 		store.Close()
 		return nil, err
@@ -720,6 +723,9 @@ func (db *DB) checkpoint() error {
 	defer db.ckptMu.Unlock()
 	start := time.Now()
 	db.writeMu.Lock()
+	// The freeze is the time under writeMu, when commits wait; not the
+	// wait for it, behind a commit or an Update that runs meanwhile.
+	frozeAt := time.Now()
 	if db.failed != nil {
 		err := db.failed
 		db.writeMu.Unlock()
@@ -733,7 +739,7 @@ func (db *DB) checkpoint() error {
 	db.mu.Unlock()
 	walBytes := db.log.Stats().Bytes
 	db.writeMu.Unlock()
-	db.st.freezeNanos.Add(int64(time.Since(start)))
+	freeze := time.Since(frozeAt)
 
 	metaWritten := false
 	if err := db.writeCheckpoint(m, flush, &metaWritten); err != nil {
@@ -754,6 +760,7 @@ func (db *DB) checkpoint() error {
 	db.walAtCkpt.Store(walBytes)
 	db.st.checkpoints.Add(1)
 	db.st.checkpointNanos.Add(int64(time.Since(start)))
+	db.st.freezeNanos.Add(int64(freeze)) // of completed checkpoints, as CheckpointTime
 	return db.releaseFrees()
 }
 
@@ -861,6 +868,10 @@ func (db *DB) Close() error {
 	var err error
 	if db.failed == nil {
 		err = db.checkpoint()
+		if err == nil {
+			// Nothing runs now: the meta page just written has these.
+			db.flashState = flashState(db.txid, uint64(db.root))
+		}
 	}
 	for _, c := range []func() error{db.log.Close, db.closePool, db.store.Close} {
 		if cerr := c(); err == nil && cerr != nil {

@@ -1,6 +1,7 @@
 package strata
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/stratadb/strata/internal/bufferpool"
@@ -14,7 +15,11 @@ import (
 // after the pool, cleanly if the pool wrote back and synced every page.
 // A database opened without a flash cache detaches the last one it had
 // (its marker file goes), so that no flash file is trusted after pages
-// changed without it.
+// changed without it. The cache is closed in the state of the final
+// checkpoint and opened in the state of the meta page it finds (read from
+// the page store itself), and it is warm only if they agree: a binary
+// built before the flash cache, which leaves the marker, changes that
+// state with every checkpoint.
 //
 // Lock rules: none of its own; openFlash and closePool run within Open and
 // Close, alone.
@@ -73,6 +78,7 @@ func (db *DB) openFlash() error {
 		return nil
 	}
 	fo := db.opts.flashOptions(db.store.PageSize(), db.dir)
+	fo.DBState = db.storedState()
 	if mem := fo.MemoryBytes(); mem > db.opts.CacheSize/2 {
 		return fmt.Errorf("strata: a flash cache of %d bytes needs %d bytes of memory, over half the cache size %d", fo.Size, mem, db.opts.CacheSize)
 	}
@@ -84,6 +90,34 @@ func (db *DB) openFlash() error {
 	return nil
 }
 
+// flashState is the flash cache's name for the database state of a
+// checkpoint of transaction txid with the tree at root.
+func flashState(txid, root uint64) flashcache.DBState {
+	var s flashcache.DBState
+	binary.LittleEndian.PutUint64(s[0:], txid+1) // never the zero (unknown) state
+	binary.LittleEndian.PutUint64(s[8:], root)
+	return s
+}
+
+// storedState is the state of the meta page in the page store, read from
+// the store itself (the pool would read it through the flash cache): zero
+// (unknown) for a new database or a meta page that cannot be read (Open
+// then fails on it through the pool).
+func (db *DB) storedState() flashcache.DBState {
+	if db.store.Stats().LivePages == 0 {
+		return flashcache.DBState{}
+	}
+	page := make([]byte, db.store.PageSize())
+	if err := db.store.ReadPage(0, page); err != nil {
+		return flashcache.DBState{}
+	}
+	m, err := decodeMeta(page)
+	if err != nil {
+		return flashcache.DBState{}
+	}
+	return flashState(m.txid, m.root)
+}
+
 // poolStore is the store the buffer pool sees.
 func (db *DB) poolStore() bufferpool.Store {
 	if db.flash == nil {
@@ -93,12 +127,12 @@ func (db *DB) poolStore() bufferpool.Store {
 }
 
 // closePool closes the buffer pool, then the flash cache: cleanly (it
-// stays warm) if the pool wrote back and synced every page and no commit
-// failed half-way.
+// stays warm) if the pool wrote back and synced every page, no commit
+// failed half-way and the final checkpoint was written (db.flashState).
 func (db *DB) closePool() error {
 	err := db.pool.Close()
 	if db.flash != nil {
-		if ferr := db.flash.Close(err == nil && db.failed == nil); err == nil {
+		if ferr := db.flash.Close(err == nil && db.failed == nil, db.flashState); err == nil {
 			err = ferr
 		}
 	}

@@ -15,7 +15,8 @@ type IterOptions struct {
 }
 
 // Iterator walks keys in order, forward or backward, over one consistent
-// version of the database. Key and Value are valid until the next move.
+// version of the database. Key and Value are valid until the next move
+// (or the end of its transaction, or DB.Close).
 // Close it when done.
 type Iterator struct {
 	db     *DB
@@ -198,18 +199,37 @@ func (it *Iterator) Prev() bool {
 	return it.settle(it.c.Prev())
 }
 
-// Valid reports whether the iterator is at a key.
-func (it *Iterator) Valid() bool { return it.valid }
-
-// Key is the current key. Valid until the iterator moves.
-func (it *Iterator) Key() []byte {
+// Valid reports whether the iterator is at a key: false too once the
+// database closed or the iterator's transaction ended or wrote, which let
+// go of the leaf the iterator was on.
+func (it *Iterator) Valid() bool {
 	if !it.valid {
-		return nil
+		return false
 	}
-	return it.c.Key()
+	if it.tx != nil {
+		return it.usable()
+	}
+	if it.db.closed.Load() {
+		it.err, it.valid = ErrClosed, false
+		return false
+	}
+	return true
 }
 
-// Value is the current value. Valid until the iterator moves. A large
+// Key is the current key. Valid until the iterator moves, its transaction
+// ends or the database closes (the slice is the leaf's memory in the
+// pool). Once the database closed or the transaction ended, Key returns
+// nil: it reads the leaf, so it is gated like a move (see begin).
+func (it *Iterator) Key() []byte {
+	if !it.valid || !it.begin() {
+		return nil
+	}
+	k := it.c.Key()
+	it.end()
+	return k
+}
+
+// Value is the current value. Valid as long as Key's slice. A large
 // value (stored in overflow pages) is read when Value is called; if that
 // read fails, Value returns nil, the iterator becomes invalid and Error
 // says why.

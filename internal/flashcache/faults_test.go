@@ -182,7 +182,7 @@ func TestUnusableFlashAndMarker(t *testing.T) {
 	db.SetInjector(vfs.InjectAfter(0, vfs.OpRemove))
 	c, err := Open(flashOptions(db, flash, stackOpts{}.withDefaults()))
 	if err == nil {
-		c.Close(false)
+		c.Close(false, DBState{})
 		t.Fatal("opened with a marker that cannot be removed")
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -92,6 +92,7 @@ type superblock struct {
 	snapEntries uint64 // entries in the snapshot (clean state)
 	snapLen     uint64 // bytes of the snapshot
 	snapCRC     uint32
+	dbState     DBState // clean state: the database's state at Close
 }
 
 func (s *superblock) encode(b []byte) {
@@ -118,7 +119,8 @@ func (s *superblock) encode(b []byte) {
 	le.PutUint32(b[124:], s.headRegion)
 	le.PutUint64(b[128:], uint64(s.headOff))
 	le.PutUint64(b[136:], uint64(s.lay.maxEntries))
-	// 144..164 reserved (zero)
+	copy(b[144:160], s.dbState[:])
+	// 160..164 reserved (zero)
 	le.PutUint32(b[164:], crc32.Checksum(b[:164], castagnoli))
 }
 
@@ -158,6 +160,7 @@ func decodeSuperblock(b []byte) (superblock, error) {
 	s.headRegion = le.Uint32(b[124:])
 	s.headOff = int64(le.Uint64(b[128:]))
 	s.lay.maxEntries = int(le.Uint64(b[136:]))
+	copy(s.dbState[:], b[144:160])
 	if err := s.check(); err != nil {
 		return superblock{}, err
 	}

@@ -26,6 +26,10 @@ const (
 	flashPath    = "/flash/cache"
 )
 
+// testDBState is the database state the test stack opens and closes the
+// cache in: it has no database (the root package's tests check states).
+var testDBState = DBState{1}
+
 type stack struct {
 	t     testing.TB
 	fs    vfs.FS // the database's
@@ -60,6 +64,7 @@ func flashOptions(fs, ffs vfs.FS, o stackOpts) Options {
 		PageSize:   testPageSize,
 		DBFS:       fs,
 		DBDir:      dbDir,
+		DBState:    testDBState,
 		RegionSize: 64 << 10,
 		WriteUnit:  16 << 10,
 		QueueBytes: 64 << 10,
@@ -123,7 +128,7 @@ func (s *stack) close() {
 	s.t.Helper()
 	err := s.pool.Close()
 	if s.fc != nil {
-		if ferr := s.fc.Close(err == nil); err == nil {
+		if ferr := s.fc.Close(err == nil, testDBState); err == nil {
 			err = ferr
 		}
 	}
@@ -140,7 +145,7 @@ func (s *stack) close() {
 func (s *stack) abandon() {
 	s.pool.Close()
 	if s.fc != nil {
-		s.fc.Close(false)
+		s.fc.Close(false, DBState{})
 	}
 	s.store.Close()
 }

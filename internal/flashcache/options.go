@@ -14,6 +14,12 @@ import (
 //
 // Lock rules: none; these are pure functions of Options.
 
+// DBState names a state of the database's pages in which nothing is
+// being written: a database whose pages changed has another one (Strata:
+// the transaction id and root of its last checkpoint). The zero value is
+// unknown and matches no state.
+type DBState [16]byte
+
 // Admission says which clean pages leaving the buffer pool the cache
 // writes to flash.
 type Admission int
@@ -90,6 +96,13 @@ type Options struct {
 	// file's entry to become durable only with its header.
 	DBFS  vfs.FS
 	DBDir string
+	// DBState is the state of the database's pages as the database found
+	// them at Open (Strata: its meta page's transaction and root). The
+	// cache is warm only if it is the state Close was given: so a session
+	// that changed pages without the cache and without removing the
+	// marker (a binary built before the cache) makes the next Open cold.
+	// The zero DBState is unknown and matches nothing: cold.
+	DBState DBState
 	// RegionSize is the unit of the ring (default: Size/16, within 64 KiB
 	// and 16 MiB, a multiple of 4 KiB).
 	RegionSize int64

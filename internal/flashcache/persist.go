@@ -35,7 +35,15 @@ import (
 //     page, and every Open with it writes a new session into both. So a
 //     session that ran without the cache, a copy of the database taken at
 //     another time, another database, or a crash of the session (the
-//     superblock still says open) all show as a mismatch.
+//     superblock still says open) all show as a mismatch;
+//   - the database's state (Options.DBState: Strata's last checkpoint) is
+//     the one the clean superblock recorded at Close. A binary built
+//     before the cache neither uses nor removes the marker: the
+//     checkpoints of its session change the state. (A session of it that
+//     crashed before its first checkpoint changed no page the cache can
+//     hold: those of the checkpointed tree are copied on write, and the
+//     pages it wrote are orphans the next Open frees, through the cache,
+//     before any read of them.)
 //
 // When both hold, the index is rebuilt from the snapshot (time
 // proportional to the entries, not to the cached bytes), each entry checked
@@ -144,6 +152,9 @@ func (c *Cache) load() (head int, headOff int64, err error) {
 		c.openInfo.state = "cold: file truncated"
 	default:
 		why := c.checkMarker(old)
+		if why == "" && (c.opts.DBState == DBState{} || old.dbState != c.opts.DBState) {
+			why = "the database changed since the cache closed (or its state is unknown)"
+		}
 		if why != "" {
 			c.openInfo.state = "cold: " + why
 			break
@@ -314,15 +325,16 @@ func (c *Cache) resetIndex() {
 }
 
 // Close stops the cache. With clean (the database wrote back every page
-// and synced its store before), it drains the queue, writes the index
-// snapshot and marks the file cleanly closed, so the next Open is warm;
-// otherwise (or if any of that fails) the next Open starts cold. A flash
+// and synced its store before, and its pages are in state, which is not
+// zero), it drains the queue, writes the index snapshot and marks the file
+// cleanly closed in that state, so the next Open in the same state is
+// warm; otherwise (or if any of that fails) the next Open starts cold. A flash
 // device that does not answer does not hold Close up: it waits at most
 // CloseTimeout for the writer, and as long again for the snapshot, then
 // returns and leaves the file open to the stuck goroutine (the next Open
 // starts cold, unless that goroutine finished the snapshot: then the file
 // was closed cleanly). It returns only errors closing the file.
-func (c *Cache) Close(clean bool) error {
+func (c *Cache) Close(clean bool, state DBState) error {
 	if c.closed.Swap(true) {
 		return nil
 	}
@@ -334,9 +346,9 @@ func (c *Cache) Close(clean bool) error {
 		c.opts.Logger.Warn("flashcache: the flash does not answer; closing without the index, the cache will start cold next time", "path", c.opts.Path)
 		return c.lock.Close()
 	}
-	if clean && c.tracking.Load() && !c.failed.Load() {
+	if clean && state != (DBState{}) && c.tracking.Load() && !c.failed.Load() {
 		done := make(chan error, 1)
-		go func() { done <- c.persist() }()
+		go func() { done <- c.persist(state) }()
 		timer := time.NewTimer(c.opts.CloseTimeout)
 		defer timer.Stop()
 		select {
@@ -364,7 +376,7 @@ func (c *Cache) closeFiles() error {
 
 // persist writes the snapshot and the clean superblock. It runs alone
 // (the writer has stopped), perhaps on after Close gave up waiting for it.
-func (c *Cache) persist() error {
+func (c *Cache) persist(state DBState) error {
 	var entries []snapEntry
 	c.ix.each(func(e slot) {
 		entries = append(entries, snapEntry{id: e.id, version: e.version, size: e.size, loc: e.loc})
@@ -394,6 +406,7 @@ func (c *Cache) persist() error {
 	c.sbMu.Unlock()
 	sb.gen++
 	sb.state = stateClean
+	sb.dbState = state
 	sb.nextVersion = c.version.Load()
 	sb.headRegion, sb.headOff = uint32(c.w.head), c.w.bufStart
 	sb.snapEntries, sb.snapLen = uint64(len(entries)), uint64(n)

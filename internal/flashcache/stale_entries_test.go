@@ -313,7 +313,7 @@ func tryOpenStack(fs vfs.FS) (s *stack, err error) {
 func (s *stack) closeQuiet() {
 	err := s.pool.Close()
 	if s.fc != nil {
-		s.fc.Close(err == nil)
+		s.fc.Close(err == nil, testDBState)
 	}
 	s.store.Close()
 }

@@ -101,7 +101,7 @@ func TestStalledFlashAtClose(t *testing.T) {
 	closed := make(chan time.Duration, 1)
 	go func() {
 		start := time.Now()
-		s.fc.Close(true)
+		s.fc.Close(true, testDBState)
 		closed <- time.Since(start)
 	}()
 	select {

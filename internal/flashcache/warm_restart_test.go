@@ -202,3 +202,22 @@ func corrupt(t *testing.T, fs vfs.FS, name string, off int64) {
 	}
 	f.Sync()
 }
+
+// TestColdAfterStateChange: a cache closed cleanly in one database state
+// starts cold in another (the database changed without the cache and
+// without removing its marker: a binary built before the cache) or in an
+// unknown one (the zero DBState), however clean the file and the marker.
+func TestColdAfterStateChange(t *testing.T) {
+	for _, state := range []DBState{{2}, {}} {
+		fs := vfs.NewMem()
+		s := openStack(t, fs, fs, stackOpts{})
+		s.fill(300)
+		s.close()
+		s = openStack(t, fs, fs, stackOpts{tune: func(o *Options) { o.DBState = state }})
+		st := s.fc.Stats()
+		s.close()
+		if !strings.HasPrefix(st.OpenState, "cold: the database changed") || st.Entries != 0 {
+			t.Fatalf("state %x: opened %q with %d entries", state, st.OpenState, st.Entries)
+		}
+	}
+}
