@@ -14,11 +14,12 @@ import (
 const ProfileEnv = "STRATA_BENCH_CPUPROFILE"
 
 // startProfile starts the CPU profile ProfileEnv asks for, if any, and
-// returns the function that stops it.
-func startProfile(engine string) (stop func(), err error) {
+// returns the function that stops it and reports whether the file was
+// written whole.
+func startProfile(engine string) (stop func() error, err error) {
 	path := os.Getenv(ProfileEnv)
 	if path == "" {
-		return func() {}, nil
+		return func() error { return nil }, nil
 	}
 	f, err := os.Create(path + "." + engine)
 	if err != nil {
@@ -28,8 +29,11 @@ func startProfile(engine string) (stop func(), err error) {
 		f.Close()
 		return nil, fmt.Errorf("bench: cpu profile: %w", err)
 	}
-	return func() {
+	return func() error {
 		pprof.StopCPUProfile()
-		f.Close()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("bench: cpu profile: %w", err)
+		}
+		return nil
 	}, nil
 }

@@ -136,12 +136,15 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 	}
 	ioBefore, ioErr := readProcIO()
 	elapsed, err := runPhase(ctx, "run", spec.Duration, workers, p.wl.txn, progress)
-	stopProfile()
+	profileErr := stopProfile()
 	if err != nil {
 		return nil, err
 	}
 	ioAfter, ioErrAfter := readProcIO()
 	summarize(res, workers, elapsed)
+	if profileErr != nil {
+		res.Notes = append(res.Notes, profileErr.Error())
+	}
 	if ioErr = errors.Join(ioErr, ioErrAfter); ioErr != nil {
 		res.DeviceReadPerTxn, res.DeviceWritePerTxn, res.WriteAmp = -1, -1, -1
 		res.Notes = append(res.Notes, ioErr.Error())
