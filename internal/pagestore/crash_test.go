@@ -168,7 +168,7 @@ func checkPrefix(t *testing.T, hist []histOp, durable int, got map[PageID]int) {
 // the durable ones, and that the recovered store keeps working. With these
 // small stores every checkpoint rewrites the whole map.
 func TestCrashRecovery(t *testing.T) {
-	testCrashRecovery(t, 25, nil)
+	testCrashRecovery(t, 25, 200, nil)
 }
 
 // TestCrashRecoveryMapLog is TestCrashRecovery with checkpoints that append
@@ -178,13 +178,15 @@ func TestCrashRecovery(t *testing.T) {
 // full maps and deltas. A low cleaner threshold makes most cleaning passes
 // relocate records to the cold stream.
 func TestCrashRecoveryMapLog(t *testing.T) {
-	testCrashRecovery(t, 25, func(o *Options) {
+	testCrashRecovery(t, 25, 200, func(o *Options) {
 		o.MapLogRatio = 40 // deltas are a 4 KiB block, the map about 500 bytes: 4 or 5 deltas per full map
 		o.CleanerThreshold = 0.1
 	})
 }
 
-func testCrashRecovery(t *testing.T, seeds uint64, tune func(*Options)) {
+// testCrashRecovery crashes the workload of each seed at random points and
+// checks the recovered store; it fails if fewer than minPoints ran.
+func testCrashRecovery(t *testing.T, seeds uint64, minPoints int, tune func(*Options)) {
 	const pointsPerSeed, nops = 12, 250
 	points := 0
 	for seed := uint64(1); seed <= seeds; seed++ {
@@ -240,7 +242,7 @@ func testCrashRecovery(t *testing.T, seeds uint64, tune func(*Options)) {
 			points++
 		}
 	}
-	if points < 200 {
+	if points < minPoints {
 		t.Fatalf("only %d crash points", points)
 	}
 }

@@ -430,7 +430,8 @@ func (sc *segmentScan) scan(info *SegmentInfo, data []byte) {
 		}
 	}
 	clean := true // no corruption found before the replay position
-	stop, why := walkRecords(data[:limit], segmentHeaderSize, ps, func(off int64, h recordHeader) error {
+	// (Bytes in memory never fail to read: no error to look at.)
+	stop, why, _ := walkRecords(memBytes(data[:limit]), segmentHeaderSize, ps, func(off int64, h recordHeader) error {
 		if h.seq < sc.prevSeq[st] {
 			return fmt.Errorf("sequence number %d not above %d of the stream's previous record", h.seq, sc.prevSeq[st]-1)
 		}
@@ -494,7 +495,7 @@ func (sc *segmentScan) replay(info *SegmentInfo, data []byte, from int64, seen f
 	n, path, st := info.Num, info.Path, info.Stream
 	size := int64(len(data))
 	first := int64(-1)
-	end, next, torn := replayRecords(data, from, in.PageSize, max(state.nextSeq, sc.replayNext[st]), func(off int64, h recordHeader) {
+	end, next, torn, _ := replayRecords(memBytes(data), from, in.PageSize, max(state.nextSeq, sc.replayNext[st]), func(off int64, h recordHeader) {
 		sc.rm.apply(n, off, h)
 		seen(off, h)
 		if first < 0 {

@@ -3,7 +3,6 @@ package pagestore
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -333,30 +332,35 @@ func (s *Store) createMapLog() error {
 func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]bool, stamps map[uint32]uint64) error {
 	type replayed struct {
 		seg    *segment
-		data   []byte
 		stream int
 		empty  bool // invalid header, nothing valid after it
 	}
 	var segs []*replayed
+	// One window reads every segment in turn: recovery holds a window's
+	// worth of the log, however long the log after the checkpoint is.
+	w := newSegmentWindow(s.pageSize)
 	for _, n := range nums {
 		if err := s.openSegment(n); err != nil {
 			return err
 		}
 		seg := s.segs[n]
-		data := vfs.AlignedBuffer(int(seg.size))
-		k, err := seg.f.ReadAt(data, 0) // whole blocks: the size may be unaligned after a truncation
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("pagestore: read segment %s: %w", seg.path, err)
+		// The header and the first record are all the header checks read.
+		w.reset(seg.f, seg.size)
+		var head []byte
+		if seg.size > 0 {
+			var err error
+			if head, err = w.span(0, segmentHeaderSize+recordHeaderSize+int64(s.pageSize)); err != nil {
+				return fmt.Errorf("pagestore: read segment %s: %w", seg.path, err)
+			}
 		}
-		data = data[:k]
-		stream, empty, herr := checkReplayedHeader(data, s.pageSize, n, state.isReplayHead(n) || referenced[n])
+		stream, empty, herr := checkReplayedHeader(head, s.pageSize, n, state.isReplayHead(n) || referenced[n])
 		if herr != nil {
 			return fmt.Errorf("pagestore: segment %s offset 0: %w: %v", seg.path, ErrCorrupt, herr)
 		}
 		if !empty {
 			seg.stream = stream
 		}
-		segs = append(segs, &replayed{seg: seg, data: data, stream: stream, empty: empty})
+		segs = append(segs, &replayed{seg: seg, stream: stream, empty: empty})
 	}
 	// Empty segments at the end are removed, their numbers reused.
 	for len(segs) > 0 && segs[len(segs)-1].empty {
@@ -392,23 +396,26 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 			}
 			continue
 		}
-		from, err := replayFrom(state, seg.num, r.stream, int64(len(r.data)))
+		from, err := replayFrom(state, seg.num, r.stream, seg.size)
 		if err != nil {
 			return fmt.Errorf("pagestore: %s: %w: segment %s %v", s.dir, ErrCorrupt, seg.path, err)
 		}
-		end, next, tornErr := replayRecords(r.data, from, s.pageSize, max(state.nextSeq, nextSeq[r.stream]),
+		w.reset(seg.f, seg.size)
+		end, next, tornErr, err := replayRecords(w, from, s.pageSize, max(state.nextSeq, nextSeq[r.stream]),
 			func(off int64, h recordHeader) { rm.apply(seg.num, off, h) })
+		if err != nil {
+			return fmt.Errorf("pagestore: read segment %s: %w", seg.path, err)
+		}
 		if next > 0 {
 			nextSeq[r.stream] = next
 			maxSeq = max(maxSeq, next)
 			stamps[seg.num] = max(stamps[seg.num], next-1)
 		}
-		seg.size = int64(len(r.data))
 		if tornErr != "" {
 			if seg.num != newest[r.stream] {
 				return fmt.Errorf("pagestore: segment %s offset %d: %w: %s", seg.path, end, ErrCorrupt, tornErr)
 			}
-			s.log.Warn("pagestore: dropping torn log tail", "file", seg.path, "offset", end, "bytes", int64(len(r.data))-end, "reason", tornErr)
+			s.log.Warn("pagestore: dropping torn log tail", "file", seg.path, "offset", end, "bytes", seg.size-end, "reason", tornErr)
 			if err := seg.f.Truncate(end); err != nil {
 				return fmt.Errorf("pagestore: truncate torn tail of %s at %d: %w", seg.path, end, err)
 			}
@@ -483,14 +490,15 @@ func (r *replayMap) apply(seg uint32, off int64, h recordHeader) {
 	}
 }
 
-// replayRecords walks a segment's records in data from offset from on, as
+// replayRecords walks a segment's records in src from offset from on, as
 // recovery replays them: each must have a sequence number of at least
 // minSeq and above the previous one. It calls apply for each, and returns
-// where it stopped, the last sequence number applied plus one (0: none) and
-// why it stopped before the end ("" if it did not).
-func replayRecords(data []byte, from int64, pageSize int, minSeq uint64, apply func(off int64, h recordHeader)) (int64, uint64, string) {
+// where it stopped, the last sequence number applied plus one (0: none),
+// why it stopped before the end ("" if it did not), and the error that
+// kept it from reading src (then the rest is meaningless).
+func replayRecords(src segmentBytes, from int64, pageSize int, minSeq uint64, apply func(off int64, h recordHeader)) (int64, uint64, string, error) {
 	var next uint64
-	end, why := walkRecords(data, from, pageSize, func(off int64, h recordHeader) error {
+	end, why, err := walkRecords(src, from, pageSize, func(off int64, h recordHeader) error {
 		if h.seq < max(minSeq, next) {
 			return fmt.Errorf("sequence number %d not above %d", h.seq, max(minSeq, next)-1)
 		}
@@ -498,7 +506,7 @@ func replayRecords(data []byte, from int64, pageSize int, minSeq uint64, apply f
 		next = h.seq + 1
 		return nil
 	})
-	return end, next, why
+	return end, next, why, err
 }
 
 // walkRecords decodes the records of a segment's bytes from offset from on
@@ -510,35 +518,47 @@ func replayRecords(data []byte, from int64, pageSize int, minSeq uint64, apply f
 // record or on nonzero bytes after padding, why; "" means the data ended
 // there: at the end of data, at a block boundary followed by nothing but
 // zeros, or inside padding that the end of data cut short (the returned
-// offset is then the padding's start, not block aligned).
-func walkRecords(data []byte, from int64, pageSize int, visit func(off int64, h recordHeader) error) (int64, string) {
+// offset is then the padding's start, not block aligned). The error is one
+// of reading src (never one of its bytes).
+func walkRecords(src segmentBytes, from int64, pageSize int, visit func(off int64, h recordHeader) error) (int64, string, error) {
 	off := max(from, segmentHeaderSize)
-	end := int64(len(data))
+	end := src.size()
+	// A span of the largest record (at least a block) holds any record
+	// starting at off and the padding up to the next block boundary.
+	maxRecord := int64(max(recordHeaderSize+pageSize, vfs.BlockSize))
 	for off < end {
-		if data[off] == 0 {
+		b, err := src.span(off, maxRecord)
+		if err != nil {
+			return off, "", err
+		}
+		if b[0] == 0 {
 			nextBlock := (off + vfs.BlockSize) &^ (vfs.BlockSize - 1)
-			if off&(vfs.BlockSize-1) == 0 || !allZero(data[off:min(nextBlock, end)]) {
-				if !allZero(data[off:end]) {
-					return off, "nonzero bytes after padding"
+			if off&(vfs.BlockSize-1) == 0 || !allZero(b[:min(nextBlock, end)-off]) {
+				zero, err := allZeroFrom(src, off)
+				if err != nil {
+					return off, "", err
 				}
-				return off, ""
+				if !zero {
+					return off, "nonzero bytes after padding", nil
+				}
+				return off, "", nil
 			}
 			if nextBlock > end {
-				return off, ""
+				return off, "", nil
 			}
 			off = nextBlock
 			continue
 		}
-		h, _, err := decodeRecord(data[off:], pageSize)
+		h, _, err := decodeRecord(b, pageSize)
 		if err == nil {
 			err = visit(off, h)
 		}
 		if err != nil {
-			return off, err.Error()
+			return off, err.Error(), nil
 		}
 		off += int64(h.size())
 	}
-	return off, ""
+	return off, "", nil
 }
 
 // rewriteEmptySegment turns a segment file that was created but never
