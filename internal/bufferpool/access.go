@@ -39,12 +39,7 @@ func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 				// again. Not on the frame's latch: once a demotion ends the
 				// frame may hold another page, whose holder could be
 				// waiting for a page we hold.
-				ch := pt.loadDone
-				pt.mu.RUnlock()
-				select {
-				case <-ch:
-				case <-time.After(10 * time.Millisecond):
-				}
+				pt.waitLoadDone()
 				continue
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -88,7 +89,11 @@ type partition struct {
 	dirty    atomic.Int64
 	cleaned  chan struct{} // closed when the cleaner made frames clean; guarded by mu
 	loadDone chan struct{} // closed when a load or demotion finishes; guarded by mu
-	waiting  atomic.Int32
+	// loadWaiters counts the goroutines waiting on loadDone (registered
+	// under mu, shared or exclusive; they deregister after waking): a load
+	// that finishes with none replaces no channel.
+	loadWaiters atomic.Int32
+	waiting     atomic.Int32
 
 	st partStats
 }
@@ -221,8 +226,27 @@ func (pt *partition) retarget() {
 // signalLoadDone wakes the goroutines waiting for a page in transit.
 // Called with mu held.
 func (pt *partition) signalLoadDone() {
+	if pt.loadWaiters.Load() == 0 {
+		return // nobody registered under mu before this: nobody to wake
+	}
 	close(pt.loadDone)
 	pt.loadDone = make(chan struct{})
+}
+
+// waitLoadDone waits until a load or demotion finishes (or a short while:
+// the caller looks again either way). Called with mu held shared; returns
+// without it.
+func (pt *partition) waitLoadDone() {
+	ch := pt.loadDone
+	pt.loadWaiters.Add(1)
+	pt.mu.RUnlock()
+	t := time.NewTimer(10 * time.Millisecond)
+	select {
+	case <-ch:
+	case <-t.C:
+	}
+	t.Stop()
+	pt.loadWaiters.Add(-1)
 }
 
 func (pt *partition) latch(f int32, m Mode) {

@@ -2,7 +2,6 @@ package bufferpool
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/pagestore"
@@ -133,12 +132,7 @@ func (pt *partition) flushPage(id PageID) error {
 		switch d.state.Load() {
 		case stFrame:
 		case stLoading, stDemoting:
-			ch := pt.loadDone
-			pt.mu.RUnlock()
-			select {
-			case <-ch:
-			case <-time.After(10 * time.Millisecond):
-			}
+			pt.waitLoadDone()
 			continue
 		default:
 			pt.mu.RUnlock()
