@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,26 +17,7 @@ import (
 // answered. WAL writes and syncs pass.
 type segmentGateFS struct {
 	vfs.FS
-	mu   sync.Mutex
-	gate chan struct{} // not nil: segment writes wait until it is closed
-	held atomic.Int64  // segment writes waiting at the gate
-}
-
-func (g *segmentGateFS) hold() {
-	g.mu.Lock()
-	g.gate = make(chan struct{})
-	g.mu.Unlock()
-}
-
-// release lets held writes, and later ones, go; it does nothing if the
-// gate is open.
-func (g *segmentGateFS) release() {
-	g.mu.Lock()
-	if g.gate != nil {
-		close(g.gate)
-		g.gate = nil
-	}
-	g.mu.Unlock()
+	ioGate
 }
 
 func (g *segmentGateFS) OpenFile(name string, flag int, perm os.FileMode, o vfs.OpenOptions) (vfs.File, error) {
@@ -54,14 +34,7 @@ type segmentGateFile struct {
 }
 
 func (f *segmentGateFile) WriteAt(p []byte, off int64) (int, error) {
-	f.fs.mu.Lock()
-	gate := f.fs.gate
-	f.fs.mu.Unlock()
-	if gate != nil {
-		f.fs.held.Add(1)
-		<-gate
-		f.fs.held.Add(-1)
-	}
+	f.fs.pass()
 	return f.File.WriteAt(p, off)
 }
 

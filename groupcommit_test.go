@@ -18,27 +18,8 @@ import (
 // (sleeping, like a device that flushes its cache) or wait until released.
 type walSyncFS struct {
 	vfs.FS
-	delay time.Duration
-	mu    sync.Mutex
-	gate  chan struct{} // not nil: WAL fsyncs wait until it is closed
-	held  atomic.Int64  // fsyncs waiting at the gate
-}
-
-func (w *walSyncFS) hold() {
-	w.mu.Lock()
-	w.gate = make(chan struct{})
-	w.mu.Unlock()
-}
-
-// release lets held fsyncs, and later ones, go; it does nothing if none
-// are held.
-func (w *walSyncFS) release() {
-	w.mu.Lock()
-	if w.gate != nil {
-		close(w.gate)
-		w.gate = nil
-	}
-	w.mu.Unlock()
+	delay  time.Duration
+	ioGate // WAL fsyncs wait while it is held
 }
 
 func (w *walSyncFS) OpenFile(name string, flag int, perm os.FileMode, o vfs.OpenOptions) (vfs.File, error) {
@@ -55,14 +36,7 @@ type walSyncFile struct {
 }
 
 func (f *walSyncFile) Sync() error {
-	f.fs.mu.Lock()
-	gate := f.fs.gate
-	f.fs.mu.Unlock()
-	if gate != nil {
-		f.fs.held.Add(1)
-		<-gate
-		f.fs.held.Add(-1)
-	}
+	f.fs.pass()
 	time.Sleep(f.fs.delay)
 	return f.File.Sync()
 }
