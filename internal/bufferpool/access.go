@@ -158,6 +158,7 @@ func (pt *partition) beginPromote(di, f int32) loading {
 		pt.st.ghostUonC.Add(1)
 		pt.st.totalGhostU.Add(1)
 	}
+	pt.countDepth(d.evictedAt)
 	if d.compressed {
 		pt.st.ctlHitsC.Add(1) // a hit the compressing demotion paid for
 	}
@@ -178,6 +179,9 @@ func (pt *partition) beginMiss(id PageID, f int32) loading {
 	if pt.ghostC.take(id) {
 		pt.st.ghostConMiss.Add(1)
 		pt.st.totalGhostC.Add(1)
+	}
+	if seq, ok := pt.ghostU.seqOf(id); ok {
+		pt.below.drop(uint32(seq))
 	}
 	if pt.ghostU.take(id) {
 		pt.st.ghostUonMiss.Add(1)

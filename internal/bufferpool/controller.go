@@ -129,7 +129,8 @@ type evidence struct {
 	uOnC, uOnMiss, cOnMiss, cOnComp int64 // ghost hits
 	hitsU, hitsC, misses            int64
 	frameEvictions, imageEvictions  int64
-	demotions, compressions         int64 // all demotions, and those that compressed
+	demotions, compressions         int64               // all demotions, and those that compressed
+	depth                           [depthBuckets]int64 // image hits by depth below the frames (depth.go)
 }
 
 func (e *evidence) add(o evidence) {
@@ -144,6 +145,9 @@ func (e *evidence) add(o evidence) {
 	e.imageEvictions += o.imageEvictions
 	e.demotions += o.demotions
 	e.compressions += o.compressions
+	for i, n := range o.depth {
+		e.depth[i] += n
+	}
 }
 
 func (e *evidence) ghostHits() int64 { return e.uOnC + e.uOnMiss + e.cOnMiss + e.cOnComp }
@@ -175,6 +179,7 @@ type controller struct {
 	ghostHitsU    int64
 	ghostHitsC    int64
 	adjustments   int64
+	jumps         int64 // decisions that lowered R by the depth histogram
 	// Running totals of the partitions' cumulative counters at the last
 	// interval, to take differences.
 	seenHitsU, seenHitsC, seenMisses, seenDemotions int64
@@ -254,6 +259,14 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	}
 	c.lastGainU, c.lastGainC, c.lastLossU, c.lastLossC = gainU, gainC, lossU, lossC
 	c.ghostHitsU, c.ghostHitsC = ev.uOnC+ev.uOnMiss, ev.cOnMiss+ev.cOnComp
+	// First the far view: would frames much larger (a hot set that does
+	// not fit by more than a ghost's tenth) beat the current split?
+	if to, _, _, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok {
+		c.jumps++
+		c.adjustments++
+		c.lastDir, c.step = -1, 0.05
+		return to
+	}
 	dir := 0
 	switch {
 	case gainC > 0 && gainC > lossU*(1+hysteresis):
@@ -314,6 +327,9 @@ func (p *Pool) adjust() {
 		ev.frameEvictions += s.ctlFrameEvictions.Swap(0)
 		ev.imageEvictions += s.ctlImageEvictions.Swap(0)
 		hitsOnCompressed += s.ctlHitsC.Swap(0)
+		for i := range s.depth {
+			ev.depth[i] += s.depth[i].Swap(0)
+		}
 		skipped += s.ctlSkipped.Swap(0)
 		hitsU += s.hitsU.Load()
 		hitsC += s.hitsC.Load()

@@ -28,6 +28,7 @@ import (
 func (pt *partition) demote(di, f int32) {
 	d := pt.desc(di)
 	pt.ghostU.add(d.id)
+	d.evictedAt = pt.below.push()
 	pt.st.evictFrames.Add(1)
 	switch {
 	case d.chunk >= 0 && !pt.imagesOff():

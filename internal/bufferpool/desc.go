@@ -56,6 +56,10 @@ type desc struct {
 	chunk      int32 // first chunk of the image, or -1
 	imgLen     int32
 	gen        uint32 // bumped each time the image enters the image ring (see imgRing)
+	// evictedAt is the partition's count of frame evictions when the page
+	// last left its frame: at an image hit, the evictions since are how
+	// far below the frames the page was (the controller's depth histogram).
+	evictedAt uint32
 }
 
 // coldInsert makes misses enter the frame CLOCK with the reference bit

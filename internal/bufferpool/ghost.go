@@ -38,6 +38,13 @@ func (g *ghost) add(id PageID) {
 	g.next++
 }
 
+// seqOf returns the insertion number of id's latest entry, if the ghost
+// still holds it (in the window or not).
+func (g *ghost) seqOf(id PageID) (uint64, bool) {
+	s, ok := g.seq[id]
+	return s, ok
+}
+
 // take reports whether id is in the window, and forgets it.
 func (g *ghost) take(id PageID) bool {
 	s, ok := g.seq[id]

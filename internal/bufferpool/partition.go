@@ -84,6 +84,7 @@ type partition struct {
 	avail      int // budget − metadata: what resident frames and chunk pages may take
 	imageShare int // bytes the images keep under pressure: R × avail
 	ghostU     *ghost
+	below      *belowStack // frame evictions not loaded since (depth.go)
 	ghostC     *ghost
 
 	dirty    atomic.Int64
@@ -111,6 +112,9 @@ type partStats struct {
 	totalGhostU, totalGhostC              atomic.Int64
 	ctlDemotions, ctlHitsC, ctlSkipped    atomic.Int64 // controller inputs (compressing demotions, hits on their images, demotions skipped)
 	ctlImageEvictions, ctlFrameEvictions  atomic.Int64 // controller inputs: is each tier under pressure
+	// depth counts image hits by how far below the frames the page was
+	// (see countDepth); controller input, reset each interval.
+	depth [depthBuckets]atomic.Int64
 }
 
 // imgRef is an entry of the image ring: a descriptor and the generation its
@@ -172,6 +176,7 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 	// Each ghost covers a tenth of the budget: its hits estimate what
 	// the next tenth given to its tier would earn.
 	pt.ghostU = newGhost(budget / 10 / ps)
+	pt.below = newBelowStack(maxFrames)
 	pt.ghostC = newGhost(budget / 10 / 1024)
 	pt.retarget()
 	return pt, nil
@@ -203,7 +208,7 @@ func (pt *partition) metaBytes() int {
 		pt.frameFree.bytes() + pt.frameIdle.bytes() + pt.chunkFree.bytes() +
 		pt.partialPages.bytes() + pt.freshPages.bytes() +
 		len(pt.imgRing)*8 +
-		pt.ghostU.bytes() + pt.ghostC.bytes()
+		pt.ghostU.bytes() + pt.ghostC.bytes() + pt.below.bytes()
 }
 
 // retarget recomputes the memory left for pages and the images' share of

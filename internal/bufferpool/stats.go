@@ -52,6 +52,10 @@ type Stats struct {
 	LossUncompressed, LossCompressed float64
 	GhostHitsU, GhostHitsC           int64
 	ControllerSteps                  int64
+	// ControllerJumps are the steps that lowered R at once by more than
+	// a hill-climb step, predicted from the depth of image hits below the
+	// frames (a hot set the frames would hold if they were larger).
+	ControllerJumps int64
 
 	// Document 000's model (equation 9, exclusive tiers) with the measured
 	// T_decom and T_disk_read, α and β from the store's sizes and the
@@ -170,6 +174,7 @@ func (p *Pool) Stats() Stats {
 	st.GainUncompressed, st.GainCompressed = c.lastGainU, c.lastGainC
 	st.LossUncompressed, st.LossCompressed = c.lastLossU, c.lastLossC
 	st.ControllerSteps = c.adjustments
+	st.ControllerJumps = c.jumps
 	c.mu.Unlock()
 	if m, ok := p.model(st, avail); ok {
 		st.ModelShare = m.OptimalShare()

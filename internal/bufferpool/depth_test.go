@@ -1,0 +1,61 @@
+package bufferpool
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestBelowStackModel: the Fenwick stack against a plain list of the
+// evictions still live, through many wraps of the ring.
+func TestBelowStackModel(t *testing.T) {
+	b := newBelowStack(16) // a ring of 64
+	n := uint32(len(b.live))
+	rng := rand.New(rand.NewPCG(1, 2))
+	live := map[uint32]bool{}
+	var seqs []uint32
+	for i := 0; i < 20000; i++ {
+		switch op := rng.IntN(3); {
+		case op < 2 || len(seqs) == 0:
+			s := b.push()
+			delete(live, s-n) // left the ring
+			live[s] = true
+			seqs = append(seqs, s)
+		default:
+			s := seqs[rng.IntN(len(seqs))]
+			want, wantOK := 0, live[s] && b.next-s <= n
+			for o := range live {
+				if o > s && b.next-o <= n {
+					want++
+				}
+			}
+			got, ok := b.take(s)
+			if ok != wantOK || (ok && got != want) {
+				t.Fatalf("op %d: take(%d) = %d, %v; want %d, %v", i, s, got, ok, want, wantOK)
+			}
+			delete(live, s)
+		}
+	}
+}
+
+// TestLowerShare: shallow image hits (a hot set just below the frames)
+// make the frames take the memory; deep ones (pages the images alone
+// hold) or unplaced ones keep R.
+func TestLowerShare(t *testing.T) {
+	const hitC, miss = 20e3, 100e3 // ns
+	var shallow, deep [depthBuckets]int64
+	shallow[depthScale/8] = 1000 // an eighth of the memory below the frames
+	deep[3*depthScale] = 1000    // three times the memory below
+	if r, _, _, ok := lowerShare(0.5, 0.05, 0.5, hitC, miss, &shallow, 1000, 10, 10000); !ok || r > 0.351 {
+		t.Errorf("shallow hits: R %.2f, ok %v; want a jump to ≤ 0.35", r, ok)
+	}
+	if r, _, _, ok := lowerShare(0.5, 0.05, 0.5, hitC, miss, &deep, 1000, 10, 10000); ok {
+		t.Errorf("deep hits: jump to %.2f, want none", r)
+	}
+	var none [depthBuckets]int64
+	if r, _, _, ok := lowerShare(0.5, 0.05, 0.5, hitC, miss, &none, 1000, 10, 10000); ok {
+		t.Errorf("hits the histogram did not place: jump to %.2f, want none", r)
+	}
+	if r, _, _, ok := lowerShare(0.5, 0.05, 0.5, hitC, miss, &shallow, 100, 10, 10000); ok {
+		t.Errorf("too few hits to judge: jump to %.2f, want none", r)
+	}
+}

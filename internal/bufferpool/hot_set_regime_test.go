@@ -1,0 +1,116 @@
+package bufferpool
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/codec"
+	"github.com/stratadb/strata/internal/pagestore"
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// TestControllerFindsHotSetInFrames: data twice the budget, read with
+// sysbench's "special" keys (three quarters of the reads on 1% of the
+// pages, the rest in a bell around them), on a simulated fast device
+// (60 µs reads, about one decompression of a 16 KiB page). The hot pages
+// fit in the frames only if the frames take nearly all the memory; at
+// R = 0.5 they cycle through the images, and every image hit costs a
+// decompression. Starting from R = 0.5, the controller must find the
+// small R: its ghosts cover a tenth of the budget, where the images'
+// loss (a few misses) outweighs the frames' gain, so a hill climb alone
+// stayed at R ≈ 0.45 with 5% of the accesses image hits (docs/BENCHMARKS.md,
+// special keys at 1×); the depth histogram (depth.go) sees the whole way.
+func TestControllerFindsHotSetInFrames(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("the controller reads real codec and device times: not under -short or -race")
+	}
+	const (
+		ps     = 16384
+		budget = 4 << 20
+		n      = 2 * budget / ps
+	)
+	mem := vfs.NewMem()
+	cd, err := codec.Parse("zstd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(fs vfs.FS) *pagestore.Store {
+		s, err := pagestore.Open("db", pagestore.Options{FS: fs, PageSize: ps, Codec: cd, DisableBackground: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open(mem)
+	page := make([]byte, ps)
+	for id := PageID(0); id < n; id++ {
+		// Half random bytes, half zeros: compresses about 2× (α ≈ 0.5).
+		clear(page)
+		binary.LittleEndian.PutUint64(page, uint64(id))
+		rng := rand.New(rand.NewPCG(uint64(id), 1))
+		for i := 8; i < ps/2; i++ {
+			page[i] = byte(rng.IntN(256))
+		}
+		if _, _, err := s.WritePage(id, page); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(vfs.NewLatency(mem, vfs.Device{Name: "60us", ReadLatency: 60 * time.Microsecond, QueueDepth: 1}))
+	defer s.Close()
+	o := poolOptions(budget, -1)
+	o.CompressedShare = 0.5
+	o.Partitions = 2
+	o.ControllerInterval = 100 * time.Millisecond
+	p, err := New(s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	special := func() PageID { // internal/bench's sysbench special distribution, over pages
+		if res := rng.Uint64N(4 * n); res < n {
+			var sum uint64
+			for range 12 {
+				sum += rng.Uint64N(n)
+			}
+			return PageID(sum / 12)
+		} else {
+			return PageID(res%(n/100) + n/2 - n/200)
+		}
+	}
+	read := func(k int) {
+		for i := 0; i < k; i++ {
+			id := special()
+			pg, err := p.Get(id, Shared)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := PageID(binary.LittleEndian.Uint64(pg.Data())); got != id {
+				t.Fatalf("page %d holds page %d", id, got)
+			}
+			pg.Release()
+		}
+	}
+	var trace []float64
+	for i := 0; i < 20; i++ {
+		read(20000)
+		trace = append(trace, p.Share())
+	}
+	ph := phase{before: p.Stats()}
+	read(40000)
+	ph.after = p.Stats()
+	t.Logf("%v; R trace %.2f; jumps %d", ph, trace, ph.after.ControllerJumps)
+	if r := p.Share(); r > 0.2 {
+		t.Errorf("hot set that fits only in nearly all the memory as frames: R = %.2f, want ≤ 0.2 (trace %.2f)", r, trace)
+	}
+	if hc := ph.d(func(s Stats) int64 { return s.HitsCompressed }); hc > 40000/50 {
+		t.Errorf("%d image hits in 40,000 reads (%.1f%%), want ≤ 2%%: %v", hc, float64(hc)/400, ph)
+	}
+	checkInvariants(t, p)
+}
