@@ -26,11 +26,35 @@ func TestControllerFindsHotSetInFrames(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("the controller reads real codec and device times: not under -short or -race")
 	}
-	const (
-		ps     = 16384
-		budget = 4 << 20
-		n      = 2 * budget / ps
-	)
+	p, n := hotSetPool(t, 2, -1)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var trace []float64
+	for i := 0; i < 20; i++ {
+		readSpecial(t, p, n, rng, 20000)
+		trace = append(trace, p.Share())
+	}
+	ph := phase{before: p.Stats()}
+	readSpecial(t, p, n, rng, 40000)
+	ph.after = p.Stats()
+	t.Logf("%v; R trace %.2f; jumps %d", ph, trace, ph.after.ControllerJumps)
+	if r := p.Share(); r > 0.2 {
+		t.Errorf("hot set that fits only in nearly all the memory as frames: R = %.2f, want ≤ 0.2 (trace %.2f)", r, trace)
+	}
+	if hc := ph.d(func(s Stats) int64 { return s.HitsCompressed }); hc > 40000/50 {
+		t.Errorf("%d image hits in 40,000 reads (%.1f%%), want ≤ 2%%: %v", hc, float64(hc)/400, ph)
+	}
+	checkInvariants(t, p)
+}
+
+const hotSetPageSize, hotSetBudget = 16384, 4 << 20
+
+// hotSetPool opens a pool of a 4 MiB budget, R share (< 0: auto from 0.5)
+// and 2 partitions on a store of scale × the budget of 16 KiB pages that
+// compress about 2× (α ≈ 0.5), on a simulated device whose reads take
+// 60 µs.
+func hotSetPool(t *testing.T, scale int, share float64) (*Pool, uint64) {
+	const ps, budget = hotSetPageSize, hotSetBudget
+	n := scale * budget / ps
 	mem := vfs.NewMem()
 	cd, err := codec.Parse("zstd")
 	if err != nil {
@@ -45,7 +69,7 @@ func TestControllerFindsHotSetInFrames(t *testing.T) {
 	}
 	s := open(mem)
 	page := make([]byte, ps)
-	for id := PageID(0); id < n; id++ {
+	for id := PageID(0); id < PageID(n); id++ {
 		// Half random bytes, half zeros: compresses about 2× (α ≈ 0.5).
 		clear(page)
 		binary.LittleEndian.PutUint64(page, uint64(id))
@@ -62,55 +86,44 @@ func TestControllerFindsHotSetInFrames(t *testing.T) {
 	}
 	s.Close()
 	s = open(vfs.NewLatency(mem, vfs.Device{Name: "60us", ReadLatency: 60 * time.Microsecond, QueueDepth: 1}))
-	defer s.Close()
-	o := poolOptions(budget, -1)
-	o.CompressedShare = 0.5
+	t.Cleanup(func() { s.Close() })
+	o := poolOptions(budget, share)
+	if share < 0 {
+		o.CompressedShare = 0.5
+	}
 	o.Partitions = 2
 	o.ControllerInterval = 100 * time.Millisecond
 	p, err := New(s, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
-	rng := rand.New(rand.NewPCG(1, 2))
-	special := func() PageID { // internal/bench's sysbench special distribution, over pages
+	t.Cleanup(func() { p.Close() })
+	return p, uint64(n)
+}
+
+// readSpecial reads k of the n pages of the pool's store with internal/bench's
+// sysbench "special" distribution over page ids, and checks them.
+func readSpecial(t *testing.T, p *Pool, n uint64, rng *rand.Rand, k int) {
+	t.Helper()
+	for i := 0; i < k; i++ {
+		var id PageID
 		if res := rng.Uint64N(4 * n); res < n {
 			var sum uint64
 			for range 12 {
 				sum += rng.Uint64N(n)
 			}
-			return PageID(sum / 12)
+			id = PageID(sum / 12)
 		} else {
-			return PageID(res%(n/100) + n/2 - n/200)
+			id = PageID(res%(n/100) + n/2 - n/200)
 		}
-	}
-	read := func(k int) {
-		for i := 0; i < k; i++ {
-			id := special()
-			pg, err := p.Get(id, Shared)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := PageID(binary.LittleEndian.Uint64(pg.Data())); got != id {
-				t.Fatalf("page %d holds page %d", id, got)
-			}
-			pg.Release()
+		pg, err := p.Get(id, Shared)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if got := PageID(binary.LittleEndian.Uint64(pg.Data())); got != id {
+			t.Fatalf("page %d holds page %d", id, got)
+		}
+		pg.Release()
 	}
-	var trace []float64
-	for i := 0; i < 20; i++ {
-		read(20000)
-		trace = append(trace, p.Share())
-	}
-	ph := phase{before: p.Stats()}
-	read(40000)
-	ph.after = p.Stats()
-	t.Logf("%v; R trace %.2f; jumps %d", ph, trace, ph.after.ControllerJumps)
-	if r := p.Share(); r > 0.2 {
-		t.Errorf("hot set that fits only in nearly all the memory as frames: R = %.2f, want ≤ 0.2 (trace %.2f)", r, trace)
-	}
-	if hc := ph.d(func(s Stats) int64 { return s.HitsCompressed }); hc > 40000/50 {
-		t.Errorf("%d image hits in 40,000 reads (%.1f%%), want ≤ 2%%: %v", hc, float64(hc)/400, ph)
-	}
-	checkInvariants(t, p)
 }
+
