@@ -126,4 +126,3 @@ func readSpecial(t *testing.T, p *Pool, n uint64, rng *rand.Rand, k int) {
 		pg.Release()
 	}
 }
-
