@@ -291,6 +291,7 @@ func (db *DB) open() error {
 	err = db.log.Replay(db.lsn+1, func(lsn uint64, payload []byte) error {
 		if tx == nil {
 			tx = db.tree.Begin(db.root, db.txid+1, db.frozen)
+			tx.DisableUndo() // an error fails Open: nothing to put back
 		}
 		if err := applyOps(tx, payload); err != nil {
 			return replayErr(lsn, err)

@@ -41,16 +41,18 @@ var (
 // never see half a transaction. Overflow chains are never changed in
 // place: a new value gets a new chain.
 //
-// The transaction keeps a before-image of every node it changes in place,
-// so Abort puts the tree back as it was.
+// The transaction keeps what Abort needs to put the tree back as it was:
+// the previous cells of the keys it changed, or copies of the nodes it
+// changed in place (undo.go).
 type Tree struct {
 	pool     *bufferpool.Pool
 	pageSize int
 	fill     float64
-	// spare are page buffers for before-images, reused by the next
-	// transaction; scratch, leafBuf and branchBuf serve splits. One
-	// transaction at a time uses them.
+	// spare are page buffers for before-images and undo the key log,
+	// reused by the next transaction; scratch, leafBuf and branchBuf serve
+	// splits. One transaction at a time uses them.
 	spare     [][]byte
+	undo      undoLog
 	scratch   []byte
 	sep       []byte
 	leafBuf   []leafCell
@@ -181,17 +183,23 @@ type Tx struct {
 	txid   uint64
 	frozen uint64 // nodes with txid <= frozen are copied before a change
 	root   PageID
+	begun  PageID // the root at Begin
 	// created are the pages this transaction allocated (copies, split
 	// halves, new roots, overflow chains); scrap those of them it dropped
 	// again; freed the committed pages it replaced or dropped.
 	created map[PageID]struct{}
 	scrap   []PageID
 	freed   []PageID
-	// before holds the before-image of each node changed in place, so
-	// Abort can restore them: one page buffer each, at most
-	// maxBeforeImages bytes in all.
-	before map[PageID][]byte
-	done   bool
+	// Undo (undo.go): undo is the key log of the simple writes;
+	// pageUndo, set by the first write that is not simple, makes every
+	// node changed in place from then on copied first into before (one
+	// page buffer each, at most maxBeforeImages bytes in all); noUndo
+	// keeps neither.
+	undo     *undoLog
+	before   map[PageID][]byte
+	pageUndo bool
+	noUndo   bool
+	done     bool
 }
 
 // pageBuffer returns a page-sized buffer for a before-image.
@@ -221,8 +229,9 @@ const maxBeforeImages = 4 << 20
 // root (0 for an empty tree). Nodes written by transactions up to frozen
 // are copied before they change.
 func (t *Tree) Begin(root PageID, txid, frozen uint64) *Tx {
-	tx := &Tx{t: t, txid: txid, frozen: frozen, root: root,
-		created: make(map[PageID]struct{}), before: make(map[PageID][]byte)}
+	tx := &Tx{t: t, txid: txid, frozen: frozen, root: root, begun: root,
+		created: make(map[PageID]struct{}), before: make(map[PageID][]byte), undo: &t.undo}
+	tx.undo.reset()
 	return tx
 }
 
@@ -269,7 +278,8 @@ func (tx *Tx) descend(key []byte, path []step) ([]step, error) {
 }
 
 // writable returns node path[d] pinned exclusively and ready to change:
-// the node itself if it may change in place (its before-image saved), else
+// the node itself if it may change in place (copied first if the
+// transaction keeps page undo, see needsCopy), else
 // a copy on a new page that its parent (made writable in turn) now points
 // to. path[d].id is updated to the page returned. The caller marks it dirty
 // and releases it.
@@ -281,18 +291,21 @@ func (tx *Tx) writable(path []step, d int) (bufferpool.Page, error) {
 	if err := tx.t.readNode(id, func(n node) error { txid = n.txid(); return nil }); err != nil {
 		return bufferpool.Page{}, err
 	}
-	inPlace := txid == tx.txid || (txid > tx.frozen && len(tx.before)*tx.t.pageSize < maxBeforeImages)
+	// A node this transaction changed already (txid) changes in place,
+	// copied first if only simple writes changed it; another unfrozen node
+	// too, while the copies stay within their bound.
+	inPlace := txid == tx.txid || (txid > tx.frozen && (!tx.needsCopy(id) || len(tx.before)*tx.t.pageSize < maxBeforeImages))
 	if inPlace {
 		pg, err := tx.t.pool.Get(id, bufferpool.Exclusive)
 		if err != nil {
 			return pg, err
 		}
-		if txid != tx.txid {
+		if tx.needsCopy(id) {
 			img := tx.t.pageBuffer()
 			copy(img, pg.Data())
 			tx.before[id] = img
-			node(pg.Data()).setTxid(tx.txid)
 		}
+		node(pg.Data()).setTxid(tx.txid)
 		return pg, nil
 	}
 	// Copy on write.
@@ -390,6 +403,7 @@ func (tx *Tx) Put(key, value []byte) error {
 	cell := leafCell{key: key, value: value, length: len(value)}
 	var ref [overflowRef]byte
 	if len(value) > tx.t.MaxInlineValueSize() {
+		tx.switchToPages()
 		first, err := tx.writeChain(value)
 		if err != nil {
 			return err
@@ -398,6 +412,7 @@ func (tx *Tx) Put(key, value []byte) error {
 		cell.value, cell.overflow = ref[:], true
 	}
 	if tx.root == 0 {
+		tx.switchToPages()
 		pg, err := tx.newNode(kindLeaf, 0)
 		if err != nil {
 			return err
@@ -409,6 +424,11 @@ func (tx *Tx) Put(key, value []byte) error {
 	path, err := tx.descend(key, buf[:0])
 	if err != nil {
 		return err
+	}
+	if !tx.pageUndo && !tx.noUndo {
+		if done, err := tx.putSimple(path, key, value); done || err != nil {
+			return err
+		}
 	}
 	d := len(path) - 1
 	pg, err := tx.writable(path, d)
@@ -530,6 +550,11 @@ func (tx *Tx) Delete(key []byte) (bool, error) {
 	if err := tx.t.readNode(path[d].id, func(n node) error { _, found = n.search(key); return nil }); err != nil || !found {
 		return false, err // an absent key changes nothing, copies nothing
 	}
+	if !tx.pageUndo && !tx.noUndo {
+		if done, err := tx.deleteSimple(path[d].id, key); done || err != nil {
+			return done, err
+		}
+	}
 	pg, err := tx.writable(path, d)
 	if err != nil {
 		return false, err
@@ -621,18 +646,24 @@ func (tx *Tx) Commit() (PageID, []PageID, error) {
 	}
 	tx.done = true
 	tx.recycleImages()
+	tx.undo.reset()
 	return tx.root, append(tx.freed, tx.scrap...), nil
 }
 
 // Abort abandons the transaction: the nodes it changed in place get their
-// before-images back, and the pages it created are returned for freeing
-// (no version ever used them). An error (a page that could not be read
-// back) leaves the tree changed: the caller must not use it any more.
+// copies back and its simple writes are undone (undo.go), and the pages it
+// created are returned for freeing (no version ever used them). An error
+// (a page that could not be read back, or a transaction begun with
+// DisableUndo) leaves the tree changed: the caller must not use it any
+// more.
 func (tx *Tx) Abort() ([]PageID, error) {
 	if tx.done {
 		return nil, nil
 	}
 	tx.done = true
+	if tx.noUndo {
+		return nil, errNoUndo
+	}
 	var err error
 	for id, img := range tx.before {
 		pg, gerr := tx.t.pool.Get(id, bufferpool.Exclusive)
@@ -644,7 +675,15 @@ func (tx *Tx) Abort() ([]PageID, error) {
 		pg.MarkDirty()
 		pg.Release()
 	}
+	// The tree is now as it was when the transaction switched to page
+	// copies, under the root it had at Begin (simple writes do not change
+	// the root); the key log takes it back to Begin.
+	tx.root = tx.begun
+	if err == nil {
+		err = tx.undoKeys()
+	}
 	tx.recycleImages()
+	tx.undo.reset()
 	return append(tx.Created(), tx.scrap...), err
 }
 

@@ -93,7 +93,13 @@ func randKey(rng *rand.Rand) string {
 
 // TestTreeModel runs random transactions of puts and deletes against a map,
 // checking every committed version (and some older ones, which must not
-// change: copy-on-write) through lookups, scans and seeks.
+// change: copy-on-write) through lookups, scans and seeks. As the database
+// does, a transaction after an Abort reuses its txid, and the kept
+// versions are checked after every Abort too: undo must leave every node
+// as it was, its txid included (a leaf left with the aborted txid would
+// look unfrozen to the next snapshot's writer). A few values go to
+// overflow pages, so transactions mix simple writes (key undo) with page
+// undo (undo.go).
 func TestTreeModel(t *testing.T) {
 	for _, ps := range []int{4096, 16384} {
 		t.Run(fmt.Sprint(ps), func(t *testing.T) {
@@ -112,7 +118,7 @@ func TestTreeModel(t *testing.T) {
 					old = append(old, version{root, model})
 					frozen = committed
 				}
-				tx := tr.Begin(root, uint64(txn), frozen)
+				tx := tr.Begin(root, committed+1, frozen)
 				next := make(map[string]string, len(model))
 				for k, v := range model {
 					next[k] = v
@@ -129,7 +135,11 @@ func TestTreeModel(t *testing.T) {
 						}
 						delete(next, k)
 					} else {
-						v := fmt.Sprintf("v%d-%s", txn, bytes.Repeat([]byte("x"), rng.IntN(120)))
+						n := rng.IntN(120)
+						if rng.IntN(40) == 0 {
+							n = 2 * ps // in overflow pages
+						}
+						v := fmt.Sprintf("v%d-%s", txn, bytes.Repeat([]byte("x"), n))
 						if err := tx.Put([]byte(k), []byte(v)); err != nil {
 							t.Fatal(err)
 						}
@@ -141,6 +151,9 @@ func TestTreeModel(t *testing.T) {
 						t.Fatal(err)
 					}
 					checkVersion(t, tr, root, model, rng) // put back as it was
+					for _, v := range old {
+						checkVersion(t, tr, v.root, v.model, rng)
+					}
 					continue
 				}
 				r, _, err := tx.Commit()
