@@ -243,11 +243,12 @@ func (tx *Tx) Get(key, dst []byte) ([]byte, bool, error) {
 	return tx.t.Get(tx.root, key, dst)
 }
 
-// step is one node of a descent: its page and the child index taken (for
-// branches).
+// step is one node of a descent: its page, the child index taken (for
+// branches) and the node's txid when the descent read it.
 type step struct {
 	id    PageID
 	child int
+	txid  uint64
 }
 
 // descend returns the path from the root to key's leaf, root first.
@@ -255,12 +256,14 @@ func (tx *Tx) descend(key []byte, path []step) ([]step, error) {
 	path = path[:0]
 	for id := tx.root; ; {
 		var next PageID
+		var txid uint64
 		err := tx.t.readNode(id, func(n node) error {
+			txid = n.txid()
 			if n.kind() == kindLeaf {
 				return nil
 			}
 			c := n.childFor(key)
-			path = append(path, step{id: id, child: c})
+			path = append(path, step{id: id, child: c, txid: txid})
 			next = PageID(n.child(c))
 			if next == 0 {
 				return fmt.Errorf("btree: page %d: %w: zero child", id, ErrCorruptNode)
@@ -271,7 +274,7 @@ func (tx *Tx) descend(key []byte, path []step) ([]step, error) {
 			return nil, err
 		}
 		if next == 0 {
-			return append(path, step{id: id}), nil
+			return append(path, step{id: id, txid: txid}), nil
 		}
 		id = next
 	}
@@ -546,12 +549,21 @@ func (tx *Tx) Delete(key []byte) (bool, error) {
 		return false, err
 	}
 	d := len(path) - 1
-	found := false
-	if err := tx.t.readNode(path[d].id, func(n node) error { _, found = n.search(key); return nil }); err != nil || !found {
+	found, simple := false, false
+	if err := tx.t.readNode(path[d].id, func(n node) error {
+		var i int
+		if i, found = n.search(key); found {
+			_, overflow, _ := n.value(i)
+			simple = !tx.frozenNode(n.txid()) && !overflow && n.count() > 1
+		}
+		return nil
+	}); err != nil || !found {
 		return false, err // an absent key changes nothing, copies nothing
 	}
 	if !tx.pageUndo && !tx.noUndo {
-		if done, err := tx.deleteSimple(path[d].id, key); done || err != nil {
+		if !simple {
+			tx.switchToPages()
+		} else if done, err := tx.deleteSimple(path[d].id, key); done || err != nil {
 			return done, err
 		}
 	}

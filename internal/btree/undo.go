@@ -86,36 +86,35 @@ func (tx *Tx) needsCopy(id PageID) bool {
 	return !copied
 }
 
-// putSimple makes the write (key, value) if it is simple: value inline and
-// the leaf at the end of path not frozen, its old value (if any) inline,
-// the new cell fitting. It reports false, having changed nothing (and
-// switched the transaction to page undo), if it is not.
+// frozenNode reports whether a node of that txid must not change in place
+// (see Tree).
+func (tx *Tx) frozenNode(txid uint64) bool { return txid <= tx.frozen && txid != tx.txid }
+
+// putSimple makes the write (key, value), value inline, if it is simple:
+// the leaf at the end of path not frozen (as the descent read it), the
+// key's old value (if any) inline, the new cell fitting. It reports false,
+// having changed nothing (and switched the transaction to page undo), if
+// it is not.
 func (tx *Tx) putSimple(path []step, key, value []byte) (bool, error) {
-	id := path[len(path)-1].id
-	var frozen, oldOverflow bool
-	if err := tx.t.readNode(id, func(n node) error {
-		frozen = n.txid() <= tx.frozen && n.txid() != tx.txid
-		if i, found := n.search(key); found {
-			_, oldOverflow, _ = n.value(i)
-		}
-		return nil
-	}); err != nil {
-		return false, err
-	}
-	if frozen || oldOverflow {
+	leaf := path[len(path)-1]
+	if tx.frozenNode(leaf.txid) {
 		tx.switchToPages()
 		return false, nil
 	}
-	pg, err := tx.t.pool.Get(id, bufferpool.Exclusive)
+	pg, err := tx.t.pool.Get(leaf.id, bufferpool.Exclusive)
 	if err != nil {
 		return false, err
 	}
 	defer pg.Release()
 	n := node(pg.Data())
 	i, found := n.search(key)
-	var ok bool
+	ok := false
 	if found {
-		old, _, _ := n.value(i)
+		old, overflow, _ := n.value(i)
+		if overflow {
+			tx.switchToPages()
+			return false, nil
+		}
 		tx.undo.add(key, old, true, n.txid())
 		ok = n.replaceLeafValue(i, value, false, len(value))
 	} else {
@@ -132,24 +131,10 @@ func (tx *Tx) putSimple(path []step, key, value []byte) (bool, error) {
 	return true, nil
 }
 
-// deleteSimple deletes key from leaf id, where the caller found it, if that
-// is simple: the leaf not frozen, the value inline, another cell left. It
-// reports false, having changed nothing (and switched the transaction to
-// page undo), if it is not.
+// deleteSimple deletes key from leaf id, where the caller found it and
+// judged the delete simple (the leaf not frozen, the value inline, another
+// cell left).
 func (tx *Tx) deleteSimple(id PageID, key []byte) (bool, error) {
-	var simple bool
-	if err := tx.t.readNode(id, func(n node) error {
-		i, _ := n.search(key)
-		_, overflow, _ := n.value(i)
-		simple = (n.txid() > tx.frozen || n.txid() == tx.txid) && !overflow && n.count() > 1
-		return nil
-	}); err != nil {
-		return false, err
-	}
-	if !simple {
-		tx.switchToPages()
-		return false, nil
-	}
 	pg, err := tx.t.pool.Get(id, bufferpool.Exclusive)
 	if err != nil {
 		return false, err
