@@ -56,4 +56,8 @@ func (g *ghost) take(id PageID) bool {
 }
 
 // bytes is the memory the ghost's bookkeeping takes (ring and map).
-func (g *ghost) bytes() int { return len(g.ring) * (8 + 48) } // at capacity: a full map
+func (g *ghost) bytes() int { return len(g.ring) * ghostEntryBytes } // at capacity: a full map
+
+// ghostEntryBytes is the memory of one ghost entry: its ring slot and its
+// map entry.
+const ghostEntryBytes = 8 + 48

@@ -175,8 +175,12 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 	}
 	// Each ghost covers a tenth of the budget: its hits estimate what
 	// the next tenth given to its tier would earn.
-	pt.ghostU = newGhost(budget / 10 / ps)
+	// The uncompressed ghost's window covers a tenth of the budget (the
+	// hill climb's view); it remembers more, up to the depth histogram's
+	// ring or 1% of the budget in bookkeeping, so that a page loaded by a
+	// miss leaves the below stack (depth.go).
 	pt.below = newBelowStack(maxFrames)
+	pt.ghostU = newGhost(max(budget/10/ps, min(len(pt.below.live), budget/100/ghostEntryBytes)))
 	pt.ghostC = newGhost(budget / 10 / 1024)
 	pt.retarget()
 	return pt, nil
