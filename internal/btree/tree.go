@@ -223,7 +223,7 @@ func (tx *Tx) recycleImages() {
 
 // maxBeforeImages bounds a transaction's before-images: beyond it, nodes
 // are copied instead of changed in place, which needs no before-image.
-const maxBeforeImages = 4 << 20
+var maxBeforeImages = 4 << 20 // a variable for tests
 
 // Begin starts a write transaction with id txid on the version rooted at
 // root (0 for an empty tree). Nodes written by transactions up to frozen
@@ -294,10 +294,14 @@ func (tx *Tx) writable(path []step, d int) (bufferpool.Page, error) {
 	if err := tx.t.readNode(id, func(n node) error { txid = n.txid(); return nil }); err != nil {
 		return bufferpool.Page{}, err
 	}
-	// A node this transaction changed already (txid) changes in place,
-	// copied first if only simple writes changed it; another unfrozen node
-	// too, while the copies stay within their bound.
-	inPlace := txid == tx.txid || (txid > tx.frozen && (!tx.needsCopy(id) || len(tx.before)*tx.t.pageSize < maxBeforeImages))
+	// An unfrozen node (one this transaction changed already included)
+	// changes in place if it needs no copy (made or copied already by this
+	// transaction, or no page undo), or while the copies stay within their
+	// bound; past it, it is copied on write like a frozen node, also if
+	// simple writes changed it (their key undo then finds it under the
+	// root at Begin).
+	unfrozen := txid == tx.txid || txid > tx.frozen
+	inPlace := unfrozen && (!tx.needsCopy(id) || len(tx.before)*tx.t.pageSize < maxBeforeImages)
 	if inPlace {
 		pg, err := tx.t.pool.Get(id, bufferpool.Exclusive)
 		if err != nil {

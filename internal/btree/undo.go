@@ -47,7 +47,18 @@ type undoRec struct {
 	txid            uint64 // the leaf's txid before the write
 }
 
-func (u *undoLog) reset() { u.buf, u.recs = u.buf[:0], u.recs[:0] }
+// reset empties the log for the next transaction. A log that one large
+// transaction grew past maxBeforeImages (bytes, or records of 24 bytes)
+// is dropped rather than kept for the life of the tree.
+func (u *undoLog) reset() {
+	u.buf, u.recs = u.buf[:0], u.recs[:0]
+	if cap(u.buf) > maxBeforeImages {
+		u.buf = nil
+	}
+	if cap(u.recs)*24 > maxBeforeImages {
+		u.recs = nil
+	}
+}
 
 func (u *undoLog) add(key, old []byte, had bool, txid uint64) {
 	u.recs = append(u.recs, undoRec{off: int32(len(u.buf)), klen: int32(len(key)), vlen: int32(len(old)), had: had, txid: txid})
