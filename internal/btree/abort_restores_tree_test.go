@@ -129,7 +129,11 @@ func testAbortRestoresTree(t *testing.T, ps int) {
 	replaced := map[PageID]bool{} // freed by commits, never freed here: old versions use them
 	var frozen, committed uint64
 	aborts, faulted := 0, 0
-	for txn := 1; txn <= 300; txn++ {
+	txns := 300
+	if raceEnabled {
+		txns = 100 // single-goroutine: the race detector only slows it
+	}
+	for txn := 1; txn <= txns; txn++ {
 		if txn%15 == 0 {
 			old = append(old, version{root, model, dumpTree(t, tr, root)})
 			frozen = committed
