@@ -128,7 +128,8 @@ func scanAll(t *testing.T, db *DB) map[string]string {
 // WAL rotation and truncation), closes and recoveries — dropping or tearing
 // unsynced writes, and checks that the recovered database equals the state
 // after a prefix of the acknowledged commits that includes every durable
-// one (no partial batch), and that it keeps working.
+// one (no partial batch), that no page leaked (the store holds exactly
+// the pages the tree reaches), and that it keeps working.
 func TestCrashRecovery(t *testing.T) {
 	const seeds, perSeed, nops = 25, 20, 60
 	points := 0
@@ -155,6 +156,9 @@ func TestCrashRecovery(t *testing.T) {
 				}
 				got := scanAll(t, db)
 				checkCommitPrefix(t, commits, durable, got)
+				if leaked := unreachablePages(t, db); len(leaked) != 0 {
+					t.Fatalf("%d pages leaked after recovery (walked at Open: %v)", len(leaked), db.walkedAtOpen)
+				}
 				if err := db.Set([]byte("after"), []byte("crash")); err != nil {
 					t.Fatal(err)
 				}
@@ -178,6 +182,9 @@ func TestCrashRecovery(t *testing.T) {
 				}
 				defer db.Close()
 				again := scanAll(t, db)
+				if leaked := unreachablePages(t, db); len(leaked) != 0 {
+					t.Fatalf("%d pages leaked across a clean reopen after recovery", len(leaked))
+				}
 				got["after"] = "crash"
 				if fmt.Sprint(again) != fmt.Sprint(got) {
 					t.Fatal("state changed across a clean reopen after recovery")

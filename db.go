@@ -119,6 +119,9 @@ type DB struct {
 	freePage func(btree.PageID) error
 	// walAtCkpt is the WAL's byte count (since Open) at the last checkpoint.
 	walAtCkpt atomic.Int64
+	// walkedAtOpen: Open looked for unreachable pages (the meta page was
+	// not written by a clean Close, or WAL records followed it).
+	walkedAtOpen bool
 
 	ckptKick chan struct{}
 	stop     chan struct{}
@@ -320,10 +323,20 @@ func (db *DB) open() error {
 	}
 	// Make the recovered state a checkpoint, then free every page the
 	// tree does not reach: pages of commits lost in the crash, and pages
-	// replaced after the last checkpoint.
+	// replaced after the last checkpoint. After a clean Close there are
+	// none (the meta page says so, and no WAL record follows it): the walk,
+	// which reads every page of the tree, is skipped. The checkpoint's meta
+	// page clears the clean flag, durably (FlushPages syncs the store)
+	// before Open returns, so before any commit of this session can write
+	// a page: a crash from here on finds the flag clear, and walks.
+	clean := m.clean && replayed == 0
 	if err := db.checkpoint(); err != nil {
 		return err
 	}
+	if clean {
+		return nil
+	}
+	db.walkedAtOpen = true
 	return db.collectOrphans()
 }
 
@@ -872,6 +885,7 @@ func (db *DB) Close() error {
 		if err == nil {
 			// Nothing runs now: the meta page just written has these.
 			db.flashState = flashState(db.txid, uint64(db.root))
+			err = db.markClean()
 		}
 	}
 	for _, c := range []func() error{db.log.Close, db.closePool, db.store.Close} {
@@ -880,6 +894,35 @@ func (db *DB) Close() error {
 		}
 	}
 	return err
+}
+
+// markClean rewrites the meta page of Close's final checkpoint with the
+// clean flag (meta.go) if the store holds no page the tree does not reach:
+// the checkpoint freed every replaced page (none waits for a snapshot or
+// an iterator left open, no free failed) and no page was created since its
+// freeze. The frees were appended to the store's log before this meta
+// page, and the store recovers a prefix of its log: a durable clean flag
+// implies them. Otherwise the flag stays clear and the next Open walks the
+// tree. Called by Close, alone, after its checkpoint.
+func (db *DB) markClean() error {
+	db.mu.RLock()
+	m := meta{pageSize: uint32(db.store.PageSize()), root: uint64(db.root), txid: db.txid, lsn: db.lsn, clean: true}
+	clean := len(db.pending) == 0 && len(db.pendingFresh) == 0 && len(db.fresh) == 0 && db.ckptTxid == db.txid
+	db.mu.RUnlock()
+	if !clean {
+		return nil
+	}
+	pg, err := db.pool.Get(0, bufferpool.Exclusive)
+	if err != nil {
+		return fmt.Errorf("strata: mark the meta page clean: %w", err)
+	}
+	m.encode(pg.Data())
+	pg.MarkDirty()
+	pg.Release()
+	if err := db.pool.FlushPages([]btree.PageID{0}); err != nil {
+		return fmt.Errorf("strata: mark the meta page clean: %w", err)
+	}
+	return nil
 }
 
 // releaseIters waits for the iterator moves in flight and releases the

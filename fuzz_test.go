@@ -168,6 +168,7 @@ func FuzzOpenMeta(f *testing.F) {
 		{pageSize: 4096, root: 7, txid: 12, lsn: 12},
 		{pageSize: 16384, root: 1 << 40, txid: 1<<64 - 1, lsn: 3},
 		{pageSize: 65536, root: 2, txid: 1, lsn: 0},
+		{pageSize: 4096, root: 7, txid: 12, lsn: 12, clean: true},
 	} {
 		page := make([]byte, m.pageSize)
 		m.encode(page)

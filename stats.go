@@ -28,7 +28,9 @@ type Stats struct {
 	// long, an I/O error) and were queued for the next checkpoint;
 	// OrphansFreed is the number of pages no version reached that Open
 	// freed (pages of commits lost in a crash, or frees that never
-	// completed). After a clean Close it is 0 at the next Open.
+	// completed). After a clean Close it is 0 at the next Open, which
+	// does not look for them (docs/ARCHITECTURE.md, "Open after a clean
+	// Close").
 	DeferredFrees, OrphansFreed int64
 	// CheckpointTime is the time spent in completed checkpoints;
 	// CheckpointFreezeTime the part of it during which commits waited

@@ -29,8 +29,10 @@ written or repaired): every page checksum and the page store's structure
 unreachable), overflow chains, the meta page and the WAL.
 
 Each problem is printed with its file and offset (or page). Exit status:
-0 no problem; 1 corruption; 2 only states a crash explains, which Open
-repairs (a torn tail, unreachable pages, WAL records to replay).
+0 no problem; 1 corruption; 2 states a crash explains, which Open repairs
+(a torn tail, unreachable pages, WAL records to replay), and no corruption;
+3 only leaked pages: pages no tree reaches in a database closed cleanly,
+which Open does not look for (space lost, no data).
 The database must not be in use (stop strata serve first).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -52,6 +54,8 @@ The database must not be in use (stop strata serve first).`,
 				return exitCode(1)
 			case r.Repairable() > 0:
 				return exitCode(2)
+			case r.Leaks() > 0:
+				return exitCode(3)
 			}
 			return nil
 		},
@@ -71,9 +75,17 @@ func writeCheckReport(w io.Writer, r *check.Report) {
 	fmt.Fprintf(w, "  tree:       %d keys, depth %d, %d leaves, %d branches, %d overflow pages; %d pages reachable; last transaction %d\n",
 		r.Keys, r.Depth, r.Leaves, r.Branches, r.OverflowPages, r.Reachable, r.MetaTxID)
 	fmt.Fprintf(w, "  WAL:        %d files, %d records, %d after the checkpoint (LSN %d)\n", r.WALFiles, r.WALRecords, r.WALToReplay, r.MetaLSN)
+	metaClean := "no (Open looks for unreachable pages)"
+	if r.MetaClean {
+		metaClean = "yes (Open skips the walk for unreachable pages)"
+	}
+	fmt.Fprintf(w, "  meta page:  closed cleanly: %s\n", metaClean)
 	for _, p := range r.Problems {
 		kind := "CORRUPT   "
-		if p.Repairable {
+		switch {
+		case p.Leak:
+			kind = "LEAK      "
+		case p.Repairable:
 			kind = "REPAIRABLE"
 		}
 		fmt.Fprintf(w, "  %s %s\n", kind, p)
@@ -83,6 +95,8 @@ func writeCheckReport(w io.Writer, r *check.Report) {
 		fmt.Fprintf(w, "%d problems: %d corruption, %d repairable by Open\n", len(r.Problems), r.Corrupt(), r.Repairable())
 	case r.Repairable() > 0:
 		fmt.Fprintf(w, "no corruption; %d states a crash left, which Open repairs\n", r.Repairable())
+	case r.Leaks() > 0:
+		fmt.Fprintln(w, "no corruption; leaked pages (space lost, no data)")
 	default:
 		fmt.Fprintln(w, "OK")
 	}
@@ -94,15 +108,16 @@ type checkProblemJSON struct {
 	Page       int64  `json:"page"`
 	Message    string `json:"message"`
 	Repairable bool   `json:"repairable"`
+	Leak       bool   `json:"leak"`
 }
 
 func checkJSON(r *check.Report) any {
 	probs := make([]checkProblemJSON, 0, len(r.Problems))
 	for _, p := range r.Problems {
-		probs = append(probs, checkProblemJSON{p.File, p.Offset, p.Page, p.Msg, p.Repairable})
+		probs = append(probs, checkProblemJSON{p.File, p.Offset, p.Page, p.Msg, p.Repairable, p.Leak})
 	}
 	return map[string]any{
-		"dir": r.Dir, "ok": len(r.Problems) == 0, "corrupt": r.Corrupt(), "repairable": r.Repairable(),
+		"dir": r.Dir, "ok": len(r.Problems) == 0, "corrupt": r.Corrupt(), "repairable": r.Repairable(), "leaks": r.Leaks(), "meta_clean": r.MetaClean,
 		"page_size": r.PageSize, "live_pages": r.LivePages, "reachable_pages": r.Reachable, "segments": r.Segments,
 		"cold_segments": r.ColdSegments, "map_log_deltas": r.MapLogDeltas, "store_version": r.StoreVersion,
 		"clean_close": r.CleanClose, "keys": r.Keys, "depth": r.Depth, "leaves": r.Leaves, "branches": r.Branches,

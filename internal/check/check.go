@@ -21,8 +21,10 @@
 //     and that the WAL covers the meta page's LSN.
 //
 // Each problem names the file and offset (or page). A problem is either
-// corruption or a state a crash explains and Open repairs (Repairable:
-// a torn tail, unreachable pages of lost commits, WAL records to replay).
+// corruption, or a state a crash explains and Open repairs (Repairable:
+// a torn tail, unreachable pages of lost commits, WAL records to replay),
+// or leaked pages (Leak: unreachable pages in a database whose meta page
+// says it was closed cleanly, which Open does not look for).
 package check
 
 import (
@@ -48,6 +50,9 @@ type Problem struct {
 	Msg    string
 	// Repairable: not corruption, a state Open repairs.
 	Repairable bool
+	// Leak: not corruption and not repaired: pages no tree reaches that
+	// Open does not free (space lost, no data).
+	Leak bool
 }
 
 func (p Problem) String() string {
@@ -86,8 +91,12 @@ type Report struct {
 	StoreVersion               uint32
 	ColdSegments, MapLogDeltas int
 	// CleanClose: the page store's checkpoint was written by a clean close.
-	CleanClose               bool
-	corruptCount, repairable int
+	CleanClose bool
+	// MetaClean: the meta page was written by a clean Close of the
+	// database (Open then skips its walk for unreachable pages).
+	MetaClean                       bool
+	corruptCount, repairable, leaks int
+	unreachable                     []int64 // pages the tree does not reach
 }
 
 // Corrupt is the number of problems that are corruption.
@@ -96,10 +105,17 @@ func (r *Report) Corrupt() int { return r.corruptCount }
 // Repairable is the number of problems Open repairs.
 func (r *Report) Repairable() int { return r.repairable }
 
+// Leaks is the number of problems that are leaked pages: neither
+// corruption nor repaired by Open.
+func (r *Report) Leaks() int { return r.leaks }
+
 func (r *Report) add(p Problem) {
-	if p.Repairable {
+	switch {
+	case p.Leak:
+		r.leaks++
+	case p.Repairable:
 		r.repairable++
-	} else {
+	default:
 		r.corruptCount++
 	}
 	r.Problems = append(r.Problems, p)
@@ -169,11 +185,12 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 		r.LivePages = len(in.Pages())
 		m, haveMeta = checkMeta(r, in)
 		if haveMeta {
-			r.MetaTxID, r.MetaLSN = m.txid, m.lsn
+			r.MetaTxID, r.MetaLSN, r.MetaClean = m.txid, m.lsn, m.clean
 			(&treeWalk{r: r, in: in, meta: m, seen: map[btree.PageID]bool{}, leafDepth: -1}).run()
 		}
 	}
 	checkWAL(r, fs, filepath.Join(dir, "wal"), m, haveMeta)
+	reportUnreachable(r, m)
 	return r, nil
 }
 
@@ -183,13 +200,19 @@ type meta struct {
 	pageSize  uint32
 	root      uint64
 	txid, lsn uint64
+	// clean: written by a clean Close (Open does not look for unreachable
+	// pages then).
+	clean bool
 }
+
+// metaClean is the meta page's flag of a clean Close.
+const metaClean = 1
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func decodeMeta(page []byte) (meta, error) {
 	var m meta
-	if len(page) < 44 || string(page[:8]) != "STRATADB" {
+	if len(page) < 52 || string(page[:8]) != "STRATADB" {
 		return m, errors.New("page 0 is not a Strata meta page")
 	}
 	if got, want := binary.LittleEndian.Uint32(page[40:]), crc32.Checksum(page[:40], castagnoli); got != want {
@@ -205,7 +228,20 @@ func decodeMeta(page []byte) (meta, error) {
 	if int(m.pageSize) != len(page) {
 		return m, fmt.Errorf("meta page says %d-byte pages, the store has %d", m.pageSize, len(page))
 	}
-	if !allZero(page[44:]) {
+	// The flags and their checksum: both zero (no flag; the format before
+	// flags), or flags that the checksum of bytes 0..48 covers.
+	switch flags, crc := binary.LittleEndian.Uint32(page[44:]), binary.LittleEndian.Uint32(page[48:]); {
+	case flags == 0 && crc == 0:
+	case flags == 0:
+		return m, fmt.Errorf("meta page has no flags but a flags checksum %#x", crc)
+	case crc != crc32.Checksum(page[:48], castagnoli):
+		return m, fmt.Errorf("meta page flags checksum mismatch (computed %#x, stored %#x)", crc32.Checksum(page[:48], castagnoli), crc)
+	case flags&^metaClean != 0:
+		return m, fmt.Errorf("meta page has unknown flags %#x", flags)
+	default:
+		m.clean = true
+	}
+	if !allZero(page[52:]) {
 		return m, errors.New("meta page has nonzero bytes after its fields")
 	}
 	return m, nil
@@ -259,17 +295,33 @@ func (w *treeWalk) run() {
 	}
 	w.r.Reachable = len(w.seen)
 	// Every other page is unreachable: pages of commits a crash lost, or
-	// replaced after the last checkpoint. Open frees them.
-	var leaked []int64
+	// replaced after the last checkpoint (Open frees them), or leaked
+	// (reportUnreachable says which, once the WAL is known).
 	for _, id := range w.in.Pages() {
 		if id != 0 && !w.seen[id] {
-			leaked = append(leaked, int64(id))
+			w.r.unreachable = append(w.r.unreachable, int64(id))
 		}
 	}
-	if len(leaked) > 0 {
-		w.r.add(Problem{Page: -1, Offset: -1, Repairable: true,
-			Msg: fmt.Sprintf("%d pages are in the store but not in the tree (first: %v); Open frees them", len(leaked), leaked[:min(len(leaked), 10)])})
+}
+
+// reportUnreachable reports the pages in the store the tree does not
+// reach. After a crash Open frees them: repairable. If the meta page says
+// the last Close was clean and no WAL record follows it, Open does not look
+// for them (a clean Close leaves none): they are leaked, space lost for
+// good though no data is.
+func reportUnreachable(r *Report, m meta) {
+	n := len(r.unreachable)
+	if n == 0 {
+		return
 	}
+	first := r.unreachable[:min(n, 10)]
+	if m.clean && r.WALToReplay == 0 {
+		r.add(Problem{Page: -1, Offset: -1, Leak: true,
+			Msg: fmt.Sprintf("%d pages are in the store but not in the tree (first: %v), and the meta page says the database was closed cleanly: Open does not free them (leaked space, no data lost)", n, first)})
+		return
+	}
+	r.add(Problem{Page: -1, Offset: -1, Repairable: true,
+		Msg: fmt.Sprintf("%d pages are in the store but not in the tree (first: %v); Open frees them", n, first)})
 }
 
 // visit marks id reached from parent and reads it; false if it cannot be

@@ -27,7 +27,7 @@ func memOptions(fs vfs.FS) *strata.Options {
 func corrupt(r *Report) []Problem {
 	var out []Problem
 	for _, p := range r.Problems {
-		if !p.Repairable {
+		if !p.Repairable && !p.Leak {
 			out = append(out, p)
 		}
 	}
