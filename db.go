@@ -895,7 +895,10 @@ func (db *DB) releaseIters() {
 		for it.busy.Load() {
 			time.Sleep(10 * time.Microsecond)
 		}
-		it.c.Release()
+		// Only the pin: the iterator's ungated reads (Key, an inline
+		// Value, a move inside the window: see Iterator.begin) may still
+		// read the cursor's other fields.
+		it.tc.Unpin()
 	}
 }
 

@@ -19,8 +19,11 @@ type IterOptions struct {
 // (or the end of its transaction, or DB.Close).
 // Close it when done.
 type Iterator struct {
-	db     *DB
-	c      cursor // the tree's, or merged with a transaction's writes
+	db *DB
+	c  cursor // the tree's, or merged with a transaction's writes
+	// tc is c when it is the tree's own cursor (not merged): its window
+	// lets rows be read and stepped over without the gate (see Next).
+	tc     *btree.Cursor
 	lower  []byte
 	upper  []byte
 	valid  bool
@@ -68,6 +71,15 @@ func (it *Iterator) usable() bool {
 // store-then-load handshake of inflight.go, on sequentially consistent
 // atomics): either the move sees Close and backs off, or Close sees the
 // move and waits for it.
+//
+// Only what reads pool memory takes the gate: seeks, the moves of the tree
+// cursor that decode a window of the leaf (one in btree's window size of
+// a scan's rows, and each new leaf), overflow values. Key, an inline
+// Value and a Next or Prev inside the window read the cursor's own fields
+// (the slices they return point into the leaf, valid until DB.Close as
+// documented): they check usable and db.closed (loads, no store) and run
+// ungated. Close's release of an open iterator's leaf (Cursor.Unpin)
+// writes no field they read.
 func (it *Iterator) begin() bool {
 	if !it.usable() {
 		return false
@@ -89,6 +101,20 @@ func (it *Iterator) end() {
 	}
 }
 
+// open reports, without the gate, whether the iterator may read its
+// current row: usable and, outside a transaction, the database not closed
+// (else the iterator becomes invalid with ErrClosed).
+func (it *Iterator) open() bool {
+	if !it.usable() {
+		return false
+	}
+	if it.tx == nil && it.db.closed.Load() {
+		it.err, it.valid = ErrClosed, false
+		return false
+	}
+	return true
+}
+
 // NewIter returns an iterator over the current state (it takes its own
 // snapshot, released by Close).
 func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
@@ -101,11 +127,13 @@ func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
 
 func (db *DB) newIter(root btree.PageID, opts *IterOptions, own *Snapshot) *Iterator {
 	db.st.iters.Add(1)
-	it := &Iterator{db: db, c: db.tree.NewCursor(root), snap: own}
+	it := &Iterator{db: db, snap: own}
 	if opts != nil {
 		it.lower = bytes.Clone(opts.LowerBound)
 		it.upper = bytes.Clone(opts.UpperBound)
 	}
+	it.tc = db.tree.NewCursor(root, it.lower, it.upper)
+	it.c = it.tc
 	if own != nil {
 		// Not a transaction's: registered, so that Close can release the
 		// leaf it holds if the caller does not close it first.
@@ -183,7 +211,15 @@ func (it *Iterator) SeekLT(key []byte) bool {
 
 // Next moves to the next key.
 func (it *Iterator) Next() bool {
-	if !it.valid || !it.begin() {
+	if !it.valid {
+		return false
+	}
+	// Inside the decoded window: no page read, no gate (see begin). The
+	// window holds only keys in bounds.
+	if it.tc != nil && it.open() && it.tc.NextInWindow() {
+		return true
+	}
+	if !it.begin() {
 		return false
 	}
 	defer it.end()
@@ -192,7 +228,13 @@ func (it *Iterator) Next() bool {
 
 // Prev moves to the previous key.
 func (it *Iterator) Prev() bool {
-	if !it.valid || !it.begin() {
+	if !it.valid {
+		return false
+	}
+	if it.tc != nil && it.open() && it.tc.PrevInWindow() {
+		return true
+	}
+	if !it.begin() {
 		return false
 	}
 	defer it.end()
@@ -219,14 +261,13 @@ func (it *Iterator) Valid() bool {
 // Key is the current key. Valid until the iterator moves, its transaction
 // ends or the database closes (the slice is the leaf's memory in the
 // pool). Once the database closed or the transaction ended, Key returns
-// nil: it reads the leaf, so it is gated like a move (see begin).
+// nil. It reads no page memory (the cursor decoded the row when it moved
+// there), so it takes no gate (see begin).
 func (it *Iterator) Key() []byte {
-	if !it.valid || !it.begin() {
+	if !it.valid || !it.open() {
 		return nil
 	}
-	k := it.c.Key()
-	it.end()
-	return k
+	return it.c.Key()
 }
 
 // Value is the current value. Valid as long as Key's slice. A large
@@ -234,7 +275,22 @@ func (it *Iterator) Key() []byte {
 // read fails, Value returns nil, the iterator becomes invalid and Error
 // says why.
 func (it *Iterator) Value() []byte {
-	if !it.valid || !it.begin() {
+	if !it.valid {
+		return nil
+	}
+	if it.tc != nil {
+		// An inline value is in the decoded row: no page read, no gate.
+		if !it.open() {
+			return nil
+		}
+		if v, ok := it.tc.InlineValue(); ok {
+			if v == nil {
+				v = []byte{}
+			}
+			return v
+		}
+	}
+	if !it.begin() {
 		return nil
 	}
 	defer it.end()

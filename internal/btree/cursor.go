@@ -1,28 +1,66 @@
 package btree
 
 import (
+	"bytes"
 	"fmt"
+	"sort"
 
 	"github.com/stratadb/strata/internal/bufferpool"
 )
 
 // Cursor iterates over the version of a tree rooted at a given page, in
-// both directions. It reads the current leaf in place, keeping it pinned
-// shared between calls (released by Release, by moving off it, or when the
-// cursor runs off the end): so no writer may change the pages of its
-// version in place while it is used — the caller's snapshot freezes them —
-// and the pages must stay allocated (the snapshot guarantees that too).
+// both directions, optionally within bounds. It reads the current leaf in
+// place, keeping it pinned shared between calls (released by Release, by
+// moving off it, or when the cursor runs off the end): so no writer may
+// change the pages of its version in place while it is used — the caller's
+// snapshot freezes them — and the pages must stay allocated (the snapshot
+// guarantees that too).
+//
+// A move decodes a window of up to windowSize cells of the leaf at once
+// (where each key and value starts and ends), all within the bounds. Key,
+// an inline value (InlineValue) and the moves that stay inside the window
+// (NextInWindow, PrevInWindow) then read only the cursor's own fields,
+// never the page: a caller that must guard every read of pool memory (the
+// database's in-flight gate) guards only the moves that decode, about one
+// in windowSize rows of a scan, and the decode loop's loads are
+// independent of each other, so the leaf's cache lines are fetched in
+// parallel rather than one row at a time.
+//
+// Lock rules: none; a cursor is used by one goroutine at a time. Unpin is
+// the exception: it may be called from another goroutine once the owner
+// no longer moves the cursor, and touches only the pin (pg, held), no
+// field the window reads use.
 type Cursor struct {
-	t     *Tree
-	root  PageID
-	stack []frame // branch path: page and child index taken
-	pg    bufferpool.Page
-	held  bool   // pg is pinned
-	leaf  []byte // the current leaf's page (pg.Data()), valid while held
-	i     int    // cell index in leaf
-	val   []byte // the current value, when it lives in overflow pages
-	valid bool
-	err   error
+	t            *Tree
+	root         PageID
+	lower, upper []byte  // bounds: keys in [lower, upper); nil is open
+	stack        []frame // branch path: page and child index taken
+	pg           bufferpool.Page
+	held         bool // pg is pinned
+	leaf         node // the current leaf's page (pg.Data()), valid while held
+	count        int  // the leaf's cells
+	i            int  // cell index in leaf
+	// The window: cells [wlo, whi) of the leaf, decoded into win[:whi-wlo]
+	// (ovf bit k set when win[k]'s value is an overflow reference), every
+	// key within the bounds. atUpper (atLower) reports that the key after
+	// whi-1 (before wlo) is past the upper (lower) bound.
+	wlo, whi         int
+	win              [windowSize]cellRef
+	ovf              uint32
+	atUpper, atLower bool
+	val              []byte // the current value, when it lives in overflow pages
+	valid            bool
+	err              error
+}
+
+// windowSize is how many cells one move decodes (≤ 32: ovf's bits).
+const windowSize = 32
+
+// cellRef is where a decoded cell's key and value are in the leaf: the
+// key at [koff, koff+klen), the value (or its overflow reference) right
+// after it, vlen bytes.
+type cellRef struct {
+	koff, klen, vlen uint32
 }
 
 type frame struct {
@@ -31,19 +69,30 @@ type frame struct {
 	count int // number of keys in the branch
 }
 
-// NewCursor returns an unpositioned cursor over the version rooted at root.
-func (t *Tree) NewCursor(root PageID) *Cursor {
-	return &Cursor{t: t, root: root}
+// NewCursor returns an unpositioned cursor over the version rooted at root,
+// over the keys in [lower, upper) (nil bounds are open). The cursor keeps
+// the bounds' slices: the caller must not change them.
+func (t *Tree) NewCursor(root PageID, lower, upper []byte) *Cursor {
+	return &Cursor{t: t, root: root, lower: lower, upper: upper}
 }
 
 // Release unpins the current leaf; the cursor is then unpositioned. A
 // cursor must be released before its tree's pool closes.
 func (c *Cursor) Release() {
+	c.Unpin()
+	c.leaf, c.valid = nil, false
+}
+
+// Unpin releases the pin on the current leaf and nothing else: for a
+// caller that makes sure the cursor is neither read nor moved any more
+// (the database's Close, for the iterators left open), from any goroutine
+// once the owner's last move has returned. A read of Key or InlineValue
+// running at the same time reads only the cursor's own fields.
+func (c *Cursor) Unpin() {
 	if c.held {
 		c.pg.Release()
-		c.held, c.leaf = false, nil
+		c.held = false
 	}
-	c.valid = false
 }
 
 // Valid reports whether the cursor is at an entry.
@@ -52,18 +101,37 @@ func (c *Cursor) Valid() bool { return c.valid }
 // Err is the first error the cursor met.
 func (c *Cursor) Err() error { return c.err }
 
-// Key is the current key; valid until the cursor moves or is released.
-func (c *Cursor) Key() []byte { return node(c.leaf).key(c.i) }
+// Key is the current key; valid until the cursor moves or is released. It
+// reads no page memory (see the window).
+func (c *Cursor) Key() []byte {
+	r := &c.win[c.i-c.wlo]
+	end := r.koff + r.klen
+	return c.leaf[r.koff:end:end]
+}
+
+// InlineValue is the current value when it is stored in the leaf (valid
+// as Key's slice), reading no page memory; ok is false when the value
+// lives in overflow pages (Value reads it).
+func (c *Cursor) InlineValue() (v []byte, ok bool) {
+	k := c.i - c.wlo
+	if c.ovf&(1<<k) != 0 {
+		return nil, false
+	}
+	r := &c.win[k]
+	off := r.koff + r.klen
+	end := off + r.vlen
+	return c.leaf[off:end:end], true
+}
 
 // Value is the current value; valid until the cursor moves. A value in
 // overflow pages is read from them at each call; if that fails, Value returns
 // nil, the cursor becomes invalid and Err says why.
 func (c *Cursor) Value() []byte {
-	v, overflow, length := node(c.leaf).value(c.i)
-	if !overflow {
+	if v, ok := c.InlineValue(); ok {
 		return v
 	}
-	val, err := c.t.readValue(c.val[:0], v, true, length)
+	ref, _, length := c.leaf.value(c.i)
+	val, err := c.t.readValue(c.val[:0], ref, true, length)
 	if err != nil {
 		c.fail(err)
 		return nil
@@ -88,7 +156,7 @@ func (c *Cursor) descend(id PageID, pick func(n node) int) bool {
 		n := node(pg.Data())
 		switch n.kind() {
 		case kindLeaf:
-			c.pg, c.held, c.leaf = pg, true, n
+			c.pg, c.held, c.leaf, c.count = pg, true, n, n.count()
 			return true
 		case kindBranch:
 		default:
@@ -118,8 +186,11 @@ func (c *Cursor) reset() bool {
 	return c.root != 0 && c.err == nil
 }
 
-// First moves to the smallest key.
+// First moves to the smallest key (in bounds).
 func (c *Cursor) First() bool {
+	if c.lower != nil {
+		return c.SeekGE(c.lower)
+	}
 	if !c.reset() || !c.descend(c.root, func(node) int { return 0 }) {
 		return false
 	}
@@ -127,37 +198,73 @@ func (c *Cursor) First() bool {
 	return c.settleForward()
 }
 
-// Last moves to the largest key.
+// Last moves to the largest key (in bounds).
 func (c *Cursor) Last() bool {
+	if c.upper != nil {
+		return c.SeekLT(c.upper)
+	}
 	if !c.reset() || !c.descend(c.root, func(n node) int { return n.count() }) {
 		return false
 	}
-	c.i = node(c.leaf).count() - 1
+	c.i = c.count - 1
 	return c.settleBackward()
 }
 
-// SeekGE moves to the first key ≥ key.
+// SeekGE moves to the first key ≥ key (and in bounds).
 func (c *Cursor) SeekGE(key []byte) bool {
+	if c.lower != nil && bytes.Compare(key, c.lower) < 0 {
+		key = c.lower
+	}
 	if !c.reset() || !c.descend(c.root, func(n node) int { return n.childFor(key) }) {
 		return false
 	}
-	c.i, _ = node(c.leaf).search(key)
+	c.i, _ = c.leaf.search(key)
 	return c.settleForward()
 }
 
-// SeekLT moves to the last key < key.
+// SeekLT moves to the last key < key (and in bounds).
 func (c *Cursor) SeekLT(key []byte) bool {
+	if c.upper != nil && bytes.Compare(key, c.upper) > 0 {
+		key = c.upper
+	}
 	if !c.reset() || !c.descend(c.root, func(n node) int { return n.childFor(key) }) {
 		return false
 	}
-	i, _ := node(c.leaf).search(key)
+	i, _ := c.leaf.search(key)
 	c.i = i - 1
 	return c.settleBackward()
 }
 
+// NextInWindow moves to the next key if it is in the decoded window, and
+// reports whether it did; it reads no page memory. When it reports false
+// the cursor has not moved: Next moves it.
+func (c *Cursor) NextInWindow() bool {
+	if c.valid && c.i+1 < c.whi {
+		c.i++
+		return true
+	}
+	return false
+}
+
+// PrevInWindow is NextInWindow's mirror for Prev.
+func (c *Cursor) PrevInWindow() bool {
+	if c.valid && c.i > c.wlo {
+		c.i--
+		return true
+	}
+	return false
+}
+
 // Next moves to the next key.
 func (c *Cursor) Next() bool {
+	if c.NextInWindow() {
+		return true
+	}
 	if !c.valid {
+		return false
+	}
+	if c.atUpper {
+		c.valid = false
 		return false
 	}
 	c.i++
@@ -166,7 +273,14 @@ func (c *Cursor) Next() bool {
 
 // Prev moves to the previous key.
 func (c *Cursor) Prev() bool {
+	if c.PrevInWindow() {
+		return true
+	}
 	if !c.valid {
+		return false
+	}
+	if c.atLower {
+		c.valid = false
 		return false
 	}
 	c.i--
@@ -174,9 +288,9 @@ func (c *Cursor) Prev() bool {
 }
 
 // settleForward moves past the end of the current leaf to the next
-// non-empty leaf if needed.
+// non-empty leaf if needed, then decodes the window from c.i on.
 func (c *Cursor) settleForward() bool {
-	for c.i >= node(c.leaf).count() {
+	for c.i >= c.count {
 		// Pop to the first ancestor with a next child.
 		for len(c.stack) > 0 && c.stack[len(c.stack)-1].child >= c.stack[len(c.stack)-1].count {
 			c.stack = c.stack[:len(c.stack)-1]
@@ -197,10 +311,24 @@ func (c *Cursor) settleForward() bool {
 		}
 		c.i = 0
 	}
+	c.decode(c.i, min(c.i+windowSize, c.count))
+	// Every key from c.i on is ≥ lower (the seek or the previous key
+	// was): only the upper bound cuts the window.
+	if c.upper != nil && bytes.Compare(c.keyAt(c.whi-1), c.upper) >= 0 {
+		n := sort.Search(c.whi-c.wlo, func(k int) bool { return bytes.Compare(c.keyAt(c.wlo+k), c.upper) >= 0 })
+		c.whi, c.atUpper = c.wlo+n, true
+		if n == 0 {
+			c.valid = false
+			return false
+		}
+	}
 	c.valid = true
 	return true
 }
 
+// settleBackward moves before the start of the current leaf to the
+// previous non-empty leaf if needed, then decodes the window that ends at
+// c.i.
 func (c *Cursor) settleBackward() bool {
 	for c.i < 0 {
 		for len(c.stack) > 0 && c.stack[len(c.stack)-1].child == 0 {
@@ -220,8 +348,41 @@ func (c *Cursor) settleBackward() bool {
 		if !c.descend(next, func(n node) int { return n.count() }) {
 			return false
 		}
-		c.i = node(c.leaf).count() - 1
+		c.i = c.count - 1
+	}
+	c.decode(max(c.i+1-windowSize, 0), c.i+1)
+	// Every key up to c.i is < upper: only the lower bound cuts.
+	if c.lower != nil && bytes.Compare(c.keyAt(c.wlo), c.lower) < 0 {
+		n := sort.Search(c.whi-c.wlo, func(k int) bool { return bytes.Compare(c.keyAt(c.wlo+k), c.lower) >= 0 })
+		c.wlo, c.atLower = c.wlo+n, true
+		if c.wlo == c.whi {
+			c.valid = false
+			return false
+		}
+		// Keep win indexed from wlo.
+		copy(c.win[:], c.win[n:])
+		c.ovf >>= n
 	}
 	c.valid = true
 	return true
+}
+
+// decode fills the window with cells [from, to) of the leaf
+// (to-from ≤ windowSize, from < to).
+func (c *Cursor) decode(from, to int) {
+	c.wlo, c.whi, c.atUpper, c.atLower, c.ovf = from, to, false, false, 0
+	n := c.leaf
+	for i := from; i < to; i++ {
+		koff, klen, vlen, overflow := n.cell(i)
+		c.win[i-from] = cellRef{koff: uint32(koff), klen: uint32(klen), vlen: uint32(vlen)}
+		if overflow {
+			c.ovf |= 1 << (i - from)
+		}
+	}
+}
+
+// keyAt is the key of decoded cell i (wlo ≤ i < whi).
+func (c *Cursor) keyAt(i int) []byte {
+	r := &c.win[i-c.wlo]
+	return c.leaf[r.koff : r.koff+r.klen]
 }
