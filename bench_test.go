@@ -242,16 +242,20 @@ func cpuTime() int64 {
 // BenchmarkScanRows: the range query as `strata bench` runs it (an
 // iterator with a lower bound, First, then Key and Value of each of 100
 // rows, touching the value's first and last byte), cached (100k rows, 64
-// MiB cache), from one goroutine and from one per GOMAXPROCS. Reports
-// allocations per scan (the iterator's own, fixed: none per row) and CPU
-// per row.
+// MiB cache), from one goroutine and from one per GOMAXPROCS; and scans
+// of one row, the iterator's fixed cost. Reports allocations per scan (the
+// iterator's own, fixed: none per row) and CPU per row.
 func BenchmarkScanRows(b *testing.B) {
 	db := openBench(b, 64<<20)
 	const rows = 100_000
 	loadRows(b, db, rows)
 	var seed atomic.Uint64
-	for _, par := range []bool{false, true} {
-		b.Run(fmt.Sprintf("parallel=%v", par), func(b *testing.B) {
+	for _, c := range []struct {
+		rows int
+		par  bool
+	}{{100, false}, {100, true}, {1, true}} {
+		rowsPerScan, par := c.rows, c.par
+		b.Run(fmt.Sprintf("rows=%d/parallel=%v", rowsPerScan, par), func(b *testing.B) {
 			scan := func(rng *rand.Rand, key []byte) byte {
 				binary.BigEndian.PutUint64(key, 1+rng.Uint64N(rows-100))
 				it, err := db.NewIter(&IterOptions{LowerBound: key})
@@ -260,12 +264,12 @@ func BenchmarkScanRows(b *testing.B) {
 				}
 				var touched byte
 				n := 0
-				for ok := it.First(); ok && n < 100; ok = it.Next() {
+				for ok := it.First(); ok && n < rowsPerScan; ok = it.Next() {
 					k, v := it.Key(), it.Value()
 					touched ^= k[0] ^ v[0] ^ v[len(v)-1]
 					n++
 				}
-				if err := it.Close(); err != nil || n != 100 {
+				if err := it.Close(); err != nil || n != rowsPerScan {
 					b.Fatalf("scanned %d rows: %v", n, err)
 				}
 				return touched
@@ -287,7 +291,7 @@ func BenchmarkScanRows(b *testing.B) {
 					scan(rng, key)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/100, "cpu-ns/row")
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(rowsPerScan), "cpu-ns/row")
 		})
 	}
 }

@@ -24,12 +24,16 @@ type Iterator struct {
 	// tc is c when it is the tree's own cursor (not merged): its window
 	// lets rows be read and stepped over without the gate (see Next).
 	tc     *btree.Cursor
+	cur    btree.Cursor // the tree cursor, tc unless merged
 	lower  []byte
 	upper  []byte
 	valid  bool
 	closed bool
 	err    error
-	snap   *Snapshot // owned snapshot, for iterators made by DB.NewIter
+	// snap is the iterator's own snapshot (own), for iterators made by
+	// DB.NewIter and Snapshot.NewIter; nil for a transaction's.
+	snap *Snapshot
+	own  Snapshot
 	// tx is the transaction of an iterator made by Tx.NewIter, with its
 	// write count then: the iterator ends when either changes.
 	tx       *Tx
@@ -118,29 +122,63 @@ func (it *Iterator) open() bool {
 // NewIter returns an iterator over the current state (it takes its own
 // snapshot, released by Close).
 func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
-	s, err := db.NewSnapshot()
-	if err != nil {
-		return nil, err
+	if !db.enter() {
+		return nil, ErrClosed
 	}
-	return db.newIter(s.root, opts, s), nil
+	defer db.leave()
+	// As NewSnapshot: not while a commit changes pages in place.
+	db.treeMu.RLock()
+	defer db.treeMu.RUnlock()
+	if db.broken != nil {
+		return nil, db.broken
+	}
+	it := db.allocIter(opts)
+	db.mu.Lock()
+	db.snaps[db.txid]++
+	it.own = Snapshot{db: db, root: db.root, txid: db.txid}
+	db.iters[it] = struct{}{}
+	db.mu.Unlock()
+	it.snap = &it.own
+	db.tree.InitCursor(&it.cur, it.own.root, it.lower, it.upper)
+	return it, nil
 }
 
+// newIter returns an iterator over the version rooted at root. own is the
+// snapshot version it holds (for Snapshot.NewIter), nil for a
+// transaction's iterator.
 func (db *DB) newIter(root btree.PageID, opts *IterOptions, own *Snapshot) *Iterator {
-	db.st.iters.Add(1)
-	it := &Iterator{db: db, snap: own}
-	if opts != nil {
-		it.lower = bytes.Clone(opts.LowerBound)
-		it.upper = bytes.Clone(opts.UpperBound)
-	}
-	it.tc = db.tree.NewCursor(root, it.lower, it.upper)
-	it.c = it.tc
+	it := db.allocIter(opts)
+	db.tree.InitCursor(&it.cur, root, it.lower, it.upper)
 	if own != nil {
+		it.own = *own
+		it.snap = &it.own
 		// Not a transaction's: registered, so that Close can release the
 		// leaf it holds if the caller does not close it first.
 		db.mu.Lock()
 		db.iters[it] = struct{}{}
 		db.mu.Unlock()
 	}
+	return it
+}
+
+// allocIter allocates an iterator with its own copy of opts' bounds (one
+// allocation for both) and the tree cursor as its cursor.
+func (db *DB) allocIter(opts *IterOptions) *Iterator {
+	db.st.iters.Add(1)
+	it := &Iterator{db: db}
+	if opts != nil && (opts.LowerBound != nil || opts.UpperBound != nil) {
+		lo, up := opts.LowerBound, opts.UpperBound
+		buf := make([]byte, 0, len(lo)+len(up))
+		if lo != nil {
+			buf = append(buf, lo...)
+			it.lower = buf[:len(lo):len(lo)]
+		}
+		if up != nil {
+			it.upper = append(buf[len(buf):], up...)
+		}
+	}
+	it.tc = &it.cur
+	it.c = it.tc
 	return it
 }
 
@@ -322,15 +360,18 @@ func (it *Iterator) Close() error {
 	it.closed, it.valid = true, false
 	if it.tx != nil {
 		it.c.Release() // the transaction's goroutine; the database is open
-	} else if it.db.enter() {
+		return nil
+	}
+	if it.db.enter() {
 		it.c.Release()
 		it.db.mu.Lock()
 		delete(it.db.iters, it)
+		it.db.releaseSnapshotLocked(it.snap.txid)
 		it.db.mu.Unlock()
 		it.db.leave()
-	} // else the database closed: Close released the leaf it held
-	if it.snap != nil {
-		return it.snap.Close()
+		it.snap.closed = true
+		return nil
 	}
-	return nil
+	// The database closed: Close released the leaf the iterator held.
+	return it.snap.Close()
 }

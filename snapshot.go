@@ -59,8 +59,7 @@ func (s *Snapshot) NewIter(opts *IterOptions) (*Iterator, error) {
 	s.db.mu.Lock()
 	s.db.snaps[s.txid]++
 	s.db.mu.Unlock()
-	own := &Snapshot{db: s.db, root: s.root, txid: s.txid}
-	return s.db.newIter(s.root, opts, own), nil
+	return s.db.newIter(s.root, opts, &Snapshot{db: s.db, root: s.root, txid: s.txid}), nil
 }
 
 // Close releases the snapshot. Further calls return ErrClosed.
@@ -75,8 +74,14 @@ func (s *Snapshot) Close() error {
 
 func (db *DB) releaseSnapshot(txid uint64) {
 	db.mu.Lock()
+	db.releaseSnapshotLocked(txid)
+	db.mu.Unlock()
+}
+
+// releaseSnapshotLocked drops one snapshot of version txid. Called with
+// db.mu held.
+func (db *DB) releaseSnapshotLocked(txid uint64) {
 	if db.snaps[txid]--; db.snaps[txid] <= 0 {
 		delete(db.snaps, txid)
 	}
-	db.mu.Unlock()
 }

@@ -148,7 +148,7 @@ func (tx *Tx) NewIter(opts *IterOptions) (*Iterator, error) {
 	var it *Iterator
 	if tx.writable {
 		it = tx.db.newIter(tx.db.root, opts, nil)
-		it.c, it.tc = newMergeCursor(it.c, &tx.over, &tx.batch), nil
+		it.c, it.tc = newMergeCursor(it.tc, &tx.over, &tx.batch), nil
 	} else {
 		it = tx.db.newIter(tx.root, opts, nil)
 	}

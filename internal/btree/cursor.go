@@ -35,6 +35,7 @@ type Cursor struct {
 	root         PageID
 	lower, upper []byte  // bounds: keys in [lower, upper); nil is open
 	stack        []frame // branch path: page and child index taken
+	stackBuf     [5]frame
 	pg           bufferpool.Page
 	held         bool // pg is pinned
 	leaf         node // the current leaf's page (pg.Data()), valid while held
@@ -53,8 +54,13 @@ type Cursor struct {
 	err              error
 }
 
-// windowSize is how many cells one move decodes (≤ 32: ovf's bits).
-const windowSize = 32
+// windowSize is how many cells one move decodes (≤ 32: ovf's bits);
+// seekWindow the fewer a seek decodes, as a scan may want only a row or two
+// (a scan that goes on decodes windowSize at its next decoding move).
+const (
+	windowSize = 32
+	seekWindow = 8
+)
 
 // cellRef is where a decoded cell's key and value are in the leaf: the
 // key at [koff, koff+klen), the value (or its overflow reference) right
@@ -73,7 +79,17 @@ type frame struct {
 // over the keys in [lower, upper) (nil bounds are open). The cursor keeps
 // the bounds' slices: the caller must not change them.
 func (t *Tree) NewCursor(root PageID, lower, upper []byte) *Cursor {
-	return &Cursor{t: t, root: root, lower: lower, upper: upper}
+	c := new(Cursor)
+	t.InitCursor(c, root, lower, upper)
+	return c
+}
+
+// InitCursor makes *c a new cursor, as NewCursor returns, for a caller that
+// embeds the cursor in a struct of its own (one allocation for both). c
+// must not be copied after.
+func (t *Tree) InitCursor(c *Cursor, root PageID, lower, upper []byte) {
+	*c = Cursor{t: t, root: root, lower: lower, upper: upper}
+	c.stack = c.stackBuf[:0]
 }
 
 // Release unpins the current leaf; the cursor is then unpositioned. A
@@ -195,7 +211,7 @@ func (c *Cursor) First() bool {
 		return false
 	}
 	c.i = 0
-	return c.settleForward()
+	return c.settleForward(seekWindow)
 }
 
 // Last moves to the largest key (in bounds).
@@ -207,7 +223,7 @@ func (c *Cursor) Last() bool {
 		return false
 	}
 	c.i = c.count - 1
-	return c.settleBackward()
+	return c.settleBackward(seekWindow)
 }
 
 // SeekGE moves to the first key ≥ key (and in bounds).
@@ -219,7 +235,7 @@ func (c *Cursor) SeekGE(key []byte) bool {
 		return false
 	}
 	c.i, _ = c.leaf.search(key)
-	return c.settleForward()
+	return c.settleForward(seekWindow)
 }
 
 // SeekLT moves to the last key < key (and in bounds).
@@ -232,7 +248,7 @@ func (c *Cursor) SeekLT(key []byte) bool {
 	}
 	i, _ := c.leaf.search(key)
 	c.i = i - 1
-	return c.settleBackward()
+	return c.settleBackward(seekWindow)
 }
 
 // NextInWindow moves to the next key if it is in the decoded window, and
@@ -268,7 +284,7 @@ func (c *Cursor) Next() bool {
 		return false
 	}
 	c.i++
-	return c.settleForward()
+	return c.settleForward(windowSize)
 }
 
 // Prev moves to the previous key.
@@ -284,12 +300,12 @@ func (c *Cursor) Prev() bool {
 		return false
 	}
 	c.i--
-	return c.settleBackward()
+	return c.settleBackward(windowSize)
 }
 
 // settleForward moves past the end of the current leaf to the next
 // non-empty leaf if needed, then decodes the window from c.i on.
-func (c *Cursor) settleForward() bool {
+func (c *Cursor) settleForward(window int) bool {
 	for c.i >= c.count {
 		// Pop to the first ancestor with a next child.
 		for len(c.stack) > 0 && c.stack[len(c.stack)-1].child >= c.stack[len(c.stack)-1].count {
@@ -311,7 +327,7 @@ func (c *Cursor) settleForward() bool {
 		}
 		c.i = 0
 	}
-	c.decode(c.i, min(c.i+windowSize, c.count))
+	c.decode(c.i, min(c.i+window, c.count))
 	// Every key from c.i on is ≥ lower (the seek or the previous key
 	// was): only the upper bound cuts the window.
 	if c.upper != nil && bytes.Compare(c.keyAt(c.whi-1), c.upper) >= 0 {
@@ -329,7 +345,7 @@ func (c *Cursor) settleForward() bool {
 // settleBackward moves before the start of the current leaf to the
 // previous non-empty leaf if needed, then decodes the window that ends at
 // c.i.
-func (c *Cursor) settleBackward() bool {
+func (c *Cursor) settleBackward(window int) bool {
 	for c.i < 0 {
 		for len(c.stack) > 0 && c.stack[len(c.stack)-1].child == 0 {
 			c.stack = c.stack[:len(c.stack)-1]
@@ -350,7 +366,7 @@ func (c *Cursor) settleBackward() bool {
 		}
 		c.i = c.count - 1
 	}
-	c.decode(max(c.i+1-windowSize, 0), c.i+1)
+	c.decode(max(c.i+1-window, 0), c.i+1)
 	// Every key up to c.i is < upper: only the lower bound cuts.
 	if c.lower != nil && bytes.Compare(c.keyAt(c.wlo), c.lower) < 0 {
 		n := sort.Search(c.whi-c.wlo, func(k int) bool { return bytes.Compare(c.keyAt(c.wlo+k), c.lower) >= 0 })
