@@ -65,12 +65,14 @@ func BenchmarkGet(b *testing.B) {
 			key := make([]byte, 8)
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			for b.Loop() {
 				binary.BigEndian.PutUint64(key, 1+rng.Uint64N(uint64(c.rows)))
 				if _, err := db.Get(key); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 			st := db.Stats()
 			b.ReportMetric(st.Pool.HitRatioU+st.Pool.HitRatioC, "hit-ratio")
 			b.ReportMetric(float64(st.Store.PhysicalBytes)/float64(c.cache), "data/cache")
