@@ -25,6 +25,9 @@ type Iterator struct {
 	// lets rows be read and stepped over without the gate (see Next).
 	tc     *btree.Cursor
 	cur    btree.Cursor // the tree cursor, tc unless merged
+	// direct: tc is the cursor and the iterator is outside a transaction,
+	// the case the inlined fast paths of Next, Key and Value serve.
+	direct bool
 	lower  []byte
 	upper  []byte
 	valid  bool
@@ -178,7 +181,7 @@ func (db *DB) allocIter(opts *IterOptions) *Iterator {
 		}
 	}
 	it.tc = &it.cur
-	it.c = it.tc
+	it.c, it.direct = it.tc, true
 	return it
 }
 
@@ -249,11 +252,18 @@ func (it *Iterator) SeekLT(key []byte) bool {
 
 // Next moves to the next key.
 func (it *Iterator) Next() bool {
+	// Inside the decoded window: no page read, no gate (see begin). The
+	// window holds only keys in bounds. Small enough to inline.
+	if it.direct && it.valid && !it.db.closed.Load() && it.tc.NextInWindow() {
+		return true
+	}
+	return it.next()
+}
+
+func (it *Iterator) next() bool {
 	if !it.valid {
 		return false
 	}
-	// Inside the decoded window: no page read, no gate (see begin). The
-	// window holds only keys in bounds.
 	if it.tc != nil && it.open() && it.tc.NextInWindow() {
 		return true
 	}
@@ -302,6 +312,13 @@ func (it *Iterator) Valid() bool {
 // nil. It reads no page memory (the cursor decoded the row when it moved
 // there), so it takes no gate (see begin).
 func (it *Iterator) Key() []byte {
+	if it.direct && it.valid && !it.db.closed.Load() {
+		return it.tc.Key()
+	}
+	return it.key()
+}
+
+func (it *Iterator) key() []byte {
 	if !it.valid || !it.open() {
 		return nil
 	}
@@ -313,6 +330,15 @@ func (it *Iterator) Key() []byte {
 // read fails, Value returns nil, the iterator becomes invalid and Error
 // says why.
 func (it *Iterator) Value() []byte {
+	if it.direct && it.valid && !it.db.closed.Load() {
+		if v, ok := it.tc.InlineValue(); ok {
+			return v // never nil: a slice of the leaf
+		}
+	}
+	return it.value()
+}
+
+func (it *Iterator) value() []byte {
 	if !it.valid {
 		return nil
 	}

@@ -152,7 +152,7 @@ func (tx *Tx) NewIter(opts *IterOptions) (*Iterator, error) {
 	} else {
 		it = tx.db.newIter(tx.root, opts, nil)
 	}
-	it.tx, it.txWrites = tx, tx.writes
+	it.tx, it.txWrites, it.direct = tx, tx.writes, false
 	tx.iters = append(tx.iters, it)
 	return it, nil
 }
