@@ -23,8 +23,8 @@ type Iterator struct {
 	c  cursor // the tree's, or merged with a transaction's writes
 	// tc is c when it is the tree's own cursor (not merged): its window
 	// lets rows be read and stepped over without the gate (see Next).
-	tc     *btree.Cursor
-	cur    btree.Cursor // the tree cursor, tc unless merged
+	tc  *btree.Cursor
+	cur btree.Cursor // the tree cursor, tc unless merged
 	// direct: tc is the cursor and the iterator is outside a transaction,
 	// the case the inlined fast paths of Next, Key and Value serve.
 	direct bool
