@@ -26,7 +26,7 @@ type Iterator struct {
 	tc  *btree.Cursor
 	cur btree.Cursor // the tree cursor, tc unless merged
 	// direct: tc is the cursor and the iterator is outside a transaction,
-	// the case the inlined fast paths of Next, Key and Value serve.
+	// the case the fast paths of Next, Key and Value serve.
 	direct bool
 	lower  []byte
 	upper  []byte
@@ -253,7 +253,7 @@ func (it *Iterator) SeekLT(key []byte) bool {
 // Next moves to the next key.
 func (it *Iterator) Next() bool {
 	// Inside the decoded window: no page read, no gate (see begin). The
-	// window holds only keys in bounds. Small enough to inline.
+	// window holds only keys in bounds.
 	if it.direct && it.valid && !it.db.closed.Load() && it.tc.NextInWindow() {
 		return true
 	}
