@@ -41,11 +41,40 @@ type Iterator struct {
 	// write count then: the iterator ends when either changes.
 	tx       *Tx
 	txWrites uint64
+	// newer and older link the database's list of open iterators outside
+	// transactions (DB.iters, under db.mu).
+	newer, older *Iterator
 	// busy is set while a move of an iterator outside a transaction runs:
 	// its own in-flight gate, on the iterator rather than the database's
 	// shared counter, so that a scan's moves write no cache line other
 	// goroutines write. Close waits for it to clear (see DB.Close).
 	busy atomic.Bool
+}
+
+// iterList is a list of iterators through their newer and older fields:
+// adding and removing cost no allocation and no hashing (an iterator is
+// opened and closed per range query).
+type iterList struct{ newest *Iterator }
+
+func (l *iterList) add(it *Iterator) {
+	it.newer, it.older = nil, l.newest
+	if l.newest != nil {
+		l.newest.newer = it
+	}
+	l.newest = it
+}
+
+// remove takes it out of the list; it must be in it.
+func (l *iterList) remove(it *Iterator) {
+	if it.newer != nil {
+		it.newer.older = it.older
+	} else {
+		l.newest = it.older
+	}
+	if it.older != nil {
+		it.older.newer = it.newer
+	}
+	it.newer, it.older = nil, nil
 }
 
 // usable reports whether the iterator may move: not closed, and its
@@ -139,7 +168,7 @@ func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
 	db.mu.Lock()
 	db.snaps[db.txid]++
 	it.own = Snapshot{db: db, root: db.root, txid: db.txid}
-	db.iters[it] = struct{}{}
+	db.iters.add(it)
 	db.mu.Unlock()
 	it.snap = &it.own
 	db.tree.InitCursor(&it.cur, it.own.root, it.lower, it.upper)
@@ -158,7 +187,7 @@ func (db *DB) newIter(root btree.PageID, opts *IterOptions, own *Snapshot) *Iter
 		// Not a transaction's: registered, so that Close can release the
 		// leaf it holds if the caller does not close it first.
 		db.mu.Lock()
-		db.iters[it] = struct{}{}
+		db.iters.add(it)
 		db.mu.Unlock()
 	}
 	return it
@@ -391,7 +420,7 @@ func (it *Iterator) Close() error {
 	if it.db.enter() {
 		it.c.Release()
 		it.db.mu.Lock()
-		delete(it.db.iters, it)
+		it.db.iters.remove(it)
 		it.db.releaseSnapshotLocked(it.snap.txid)
 		it.db.mu.Unlock()
 		it.db.leave()

@@ -35,7 +35,7 @@ type Cursor struct {
 	root         PageID
 	lower, upper []byte  // bounds: keys in [lower, upper); nil is open
 	stack        []frame // branch path: page and child index taken
-	stackBuf     [5]frame
+	stackBuf     [4]frame
 	pg           bufferpool.Page
 	held         bool // pg is pinned
 	leaf         node // the current leaf's page (pg.Data()), valid while held
@@ -65,9 +65,11 @@ const (
 
 // cellRef is where a decoded cell's key and value are in the leaf: the
 // key at [koff, koff+klen), the value (or its overflow reference) right
-// after it, vlen bytes.
+// after it, vlen bytes. Pages are at most 64 KiB and keys and inline
+// values at most a quarter page, so 16 bits hold each (koff+klen may be
+// 65536: sums are taken in int).
 type cellRef struct {
-	koff, klen, vlen uint32
+	koff, klen, vlen uint16
 }
 
 type frame struct {
@@ -111,11 +113,11 @@ func (t *Tree) NewCursor(root PageID, lower, upper []byte) *Cursor {
 	return c
 }
 
-// InitCursor makes *c a new cursor, as NewCursor returns, for a caller that
-// embeds the cursor in a struct of its own (one allocation for both). c
-// must not be copied after.
+// InitCursor makes *c, a zero Cursor, a new cursor as NewCursor returns,
+// for a caller that embeds the cursor in a struct of its own (one
+// allocation for both). c must not be copied after.
 func (t *Tree) InitCursor(c *Cursor, root PageID, lower, upper []byte) {
-	*c = Cursor{t: t, root: root, lower: lower, upper: upper}
+	c.t, c.root, c.lower, c.upper = t, root, lower, upper
 	c.stack = c.stackBuf[:0]
 }
 
@@ -148,7 +150,7 @@ func (c *Cursor) Err() error { return c.err }
 // reads no page memory (see the window).
 func (c *Cursor) Key() []byte {
 	r := &c.win[c.i-c.wlo]
-	end := r.koff + r.klen
+	end := int(r.koff) + int(r.klen)
 	return c.leaf[r.koff:end:end]
 }
 
@@ -161,8 +163,8 @@ func (c *Cursor) InlineValue() (v []byte, ok bool) {
 		return nil, false
 	}
 	r := &c.win[k]
-	off := r.koff + r.klen
-	end := off + r.vlen
+	off := int(r.koff) + int(r.klen)
+	end := off + int(r.vlen)
 	return c.leaf[off:end:end], true
 }
 
@@ -442,7 +444,7 @@ func (c *Cursor) decode(from, to int) {
 	c.touch = touch
 	for i := from; i < to; i++ {
 		koff, klen, vlen, overflow := n.cell(i)
-		c.win[i-from] = cellRef{koff: uint32(koff), klen: uint32(klen), vlen: uint32(vlen)}
+		c.win[i-from] = cellRef{koff: uint16(koff), klen: uint16(klen), vlen: uint16(vlen)}
 		if overflow {
 			c.ovf |= 1 << (i - from)
 		}
@@ -452,5 +454,5 @@ func (c *Cursor) decode(from, to int) {
 // keyAt is the key of decoded cell i (wlo ≤ i < whi).
 func (c *Cursor) keyAt(i int) []byte {
 	r := &c.win[i-c.wlo]
-	return c.leaf[r.koff : r.koff+r.klen]
+	return c.leaf[r.koff : int(r.koff)+int(r.klen)]
 }

@@ -39,6 +39,15 @@ func TestCursorBoundsModel(t *testing.T) {
 				}
 				return strings.Repeat("w", 200+rng.IntN(200))
 			}},
+		// The largest pages: offsets and lengths up to the 16-bit limit of
+		// the decoded window (values up to a quarter page inline).
+		{"64KiB-pages", 64 << 10, 400, func(_ *rand.Rand, i int) string { return fmt.Sprintf("%0300d", i) },
+			func(rng *rand.Rand, tr *Tree) string {
+				if rng.IntN(8) == 0 {
+					return ""
+				}
+				return strings.Repeat("x", rng.IntN(tr.MaxInlineValueSize()+1))
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tr, _, _ := newTestTree(t, c.pageSize, 4<<20, 1.0)
