@@ -97,8 +97,14 @@ func (n node) cell(i int) (koff, klen, vlen int, overflow bool) {
 	vf := uint64(n[off])
 	off++
 	if vf >= 0x80 {
-		v, k := uvarintSlow(n[off-1:])
-		vf, off = v, off-1+k
+		// Two bytes for a value of 64 bytes to 8 KiB, inline too.
+		if b := n[off]; b < 0x80 {
+			vf = vf&0x7f | uint64(b)<<7
+			off++
+		} else {
+			v, k := uvarintSlow(n[off-1:])
+			vf, off = v, off-1+k
+		}
 	}
 	if vf&1 == 1 {
 		return off, klen, overflowRef, true
