@@ -7,6 +7,20 @@ import (
 	"github.com/stratadb/strata/internal/btree"
 )
 
+// This file holds iterators: their own in-flight gate (begin, end), the
+// fast paths that serve a row from the cursor's decoded window without it,
+// and the list of open iterators that Close releases.
+//
+// Lock rules: an iterator is used by one goroutine at a time. DB.Close may
+// run on another: it loads busy (the gate) and, once clear, unpins the
+// cursor's leaf (Cursor.Unpin), touching nothing else of the iterator;
+// the ungated paths (Key, an inline Value, Next and Prev inside the
+// window) load db.closed and read only fields Close never writes. The
+// list of open iterators (DB.iters, through newer and older) and the
+// snapshot counts are guarded by db.mu, which NewIter and Close each take
+// once; NewIter registers its snapshot under treeMu held shared, as
+// NewSnapshot does.
+
 // IterOptions bound an iterator: keys in [LowerBound, UpperBound). Nil
 // bounds are open.
 type IterOptions struct {

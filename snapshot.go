@@ -4,6 +4,11 @@ import (
 	"github.com/stratadb/strata/internal/btree"
 )
 
+// Lock rules: the registry of open snapshots (db.snaps: version → count)
+// is guarded by db.mu. A snapshot is registered under treeMu held shared,
+// so never in the middle of a commit that changes pages in place; from
+// then on commits copy the pages of its version instead.
+
 // Snapshot is a consistent, read-only view of the database at the moment
 // it was taken, unaffected by later writes. Close it when done: it keeps
 // the pages of its version from being reused.

@@ -17,14 +17,16 @@ import (
 // guarantees that too).
 //
 // A move decodes a window of up to windowSize cells of the leaf at once
-// (where each key and value starts and ends), all within the bounds. Key,
-// an inline value (InlineValue) and the moves that stay inside the window
-// (NextInWindow, PrevInWindow) then read only the cursor's own fields,
-// never the page: a caller that must guard every read of pool memory (the
-// database's in-flight gate) guards only the moves that decode, about one
-// in windowSize rows of a scan, and the decode loop's loads are
-// independent of each other, so the leaf's cache lines are fetched in
-// parallel rather than one row at a time.
+// (seekWindow after a seek), where each key and value starts and ends, all
+// within the bounds. Key, an inline value (InlineValue) and the moves that
+// stay inside the window (NextInWindow, PrevInWindow) then read only the
+// cursor's own fields, never the page: a caller that must guard every read
+// of pool memory (the database's in-flight gate) guards only the moves
+// that decode, about one in windowSize rows of a scan, and the decoding
+// first touches every cell of the window in a loop of independent loads,
+// so the leaf's cache lines are fetched in parallel rather than one row at
+// a time. A move to the next or previous leaf takes the child from ids
+// cached in the branch path (frame.ids) when it can, pinning no branch.
 //
 // Lock rules: none; a cursor is used by one goroutine at a time. Unpin is
 // the exception: it may be called from another goroutine once the owner
