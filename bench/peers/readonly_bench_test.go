@@ -93,10 +93,24 @@ func cpuTime() int64 {
 var (
 	readOnlyMu      sync.Mutex
 	readOnlyEngines = map[string]bench.Engine{}
+	readOnlyDirs    []string
 )
 
+// TestMain closes the engines BenchmarkCachedReadOnly left open for the
+// repetitions of its sub-benchmarks, and removes their directories.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, e := range readOnlyEngines {
+		e.Close()
+	}
+	for _, dir := range readOnlyDirs {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
 // readOnlyEngine opens engine name on a table of rows rows of ds, loaded
-// once per test binary (and left open: the process ends with it).
+// once per test binary (TestMain closes it).
 func readOnlyEngine(b *testing.B, name string, ds bench.Dataset, rows uint64) bench.Engine {
 	b.Helper()
 	readOnlyMu.Lock()
@@ -108,6 +122,7 @@ func readOnlyEngine(b *testing.B, name string, ds bench.Dataset, rows uint64) be
 	if err != nil {
 		b.Fatal(err)
 	}
+	readOnlyDirs = append(readOnlyDirs, dir)
 	f, err := bench.Lookup(name)
 	if err != nil {
 		b.Fatal(err)
