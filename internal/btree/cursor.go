@@ -444,11 +444,31 @@ func (c *Cursor) decode(from, to int) {
 		touch |= n[n.cellOff(i)]
 	}
 	c.touch = touch
-	for i := from; i < to; i++ {
+	win := c.win[:to-from]
+	for k := range win {
+		i := from + k
+		// node.cell, inline for a one-byte key length and a one- or
+		// two-byte value length (every key under 128 bytes with a value
+		// under 8 KiB); the rest take the call.
+		off := n.cellOff(i)
+		if klen := n[off]; klen < 0x80 {
+			vf, voff := int(n[off+1]), off+2
+			if vf >= 0x80 {
+				if b := n[off+2]; b < 0x80 {
+					vf, voff = vf&0x7f|int(b)<<7, off+3
+				} else {
+					vf = -1
+				}
+			}
+			if vf >= 0 && vf&1 == 0 {
+				win[k] = cellRef{koff: uint16(voff), klen: uint16(klen), vlen: uint16(vf >> 1)}
+				continue
+			}
+		}
 		koff, klen, vlen, overflow := n.cell(i)
-		c.win[i-from] = cellRef{koff: uint16(koff), klen: uint16(klen), vlen: uint16(vlen)}
+		win[k] = cellRef{koff: uint16(koff), klen: uint16(klen), vlen: uint16(vlen)}
 		if overflow {
-			c.ovf |= 1 << (i - from)
+			c.ovf |= 1 << k
 		}
 	}
 }
