@@ -96,8 +96,9 @@ type DB struct {
 	mu      sync.RWMutex
 	retired []*version
 	// iters are the iterators of the database and its snapshots not yet
-	// closed: Close releases the leaves they hold.
-	iters   map[*Iterator]struct{}
+	// closed, a list through Iterator.newer and older: Close releases the
+	// leaves they hold.
+	iters   iterList
 	root    btree.PageID
 	txid    uint64
 	lsn     uint64         // last WAL record applied
@@ -184,7 +185,7 @@ func Open(dir string, o *Options) (*DB, error) {
 	if err != nil {
 		return nil, wrapOpenErr(dir, err)
 	}
-	db := &DB{dir: dir, opts: opts, store: store, snaps: make(map[uint64]int), fresh: make(map[btree.PageID]bool), iters: make(map[*Iterator]struct{}),
+	db := &DB{dir: dir, opts: opts, store: store, snaps: make(map[uint64]int), fresh: make(map[btree.PageID]bool),
 		ckptKick: make(chan struct{}, 1), stop: make(chan struct{})}
 	db.ops.drain = sync.NewCond(&db.ops.mu)
 	if err := db.open(); err != nil {
@@ -929,17 +930,20 @@ func (db *DB) markClean() error {
 // leaves the open iterators hold. Called by Close after db.closed is set.
 func (db *DB) releaseIters() {
 	db.mu.Lock()
-	iters := make([]*Iterator, 0, len(db.iters))
-	for it := range db.iters {
+	var iters []*Iterator
+	for it := db.iters.newest; it != nil; it = it.older {
 		iters = append(iters, it)
 	}
-	clear(db.iters)
+	db.iters = iterList{}
 	db.mu.Unlock()
 	for _, it := range iters {
 		for it.busy.Load() {
 			time.Sleep(10 * time.Microsecond)
 		}
-		it.c.Release()
+		// Only the pin: the iterator's ungated reads (Key, an inline
+		// Value, a move inside the window: see Iterator.begin) may still
+		// read the cursor's other fields.
+		it.tc.Unpin()
 	}
 }
 

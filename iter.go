@@ -7,6 +7,20 @@ import (
 	"github.com/stratadb/strata/internal/btree"
 )
 
+// This file holds iterators: their own in-flight gate (begin, end), the
+// fast paths that serve a row from the cursor's decoded window without it,
+// and the list of open iterators that Close releases.
+//
+// Lock rules: an iterator is used by one goroutine at a time. DB.Close may
+// run on another: it loads busy (the gate) and, once clear, unpins the
+// cursor's leaf (Cursor.Unpin), touching nothing else of the iterator;
+// the ungated paths (Key, an inline Value, Next and Prev inside the
+// window) load db.closed and read only fields Close never writes. The
+// list of open iterators (DB.iters, through newer and older) and the
+// snapshot counts are guarded by db.mu, which NewIter and Close each take
+// once; NewIter registers its snapshot under treeMu held shared, as
+// NewSnapshot does.
+
 // IterOptions bound an iterator: keys in [LowerBound, UpperBound). Nil
 // bounds are open.
 type IterOptions struct {
@@ -19,23 +33,62 @@ type IterOptions struct {
 // (or the end of its transaction, or DB.Close).
 // Close it when done.
 type Iterator struct {
-	db     *DB
-	c      cursor // the tree's, or merged with a transaction's writes
+	db *DB
+	c  cursor // the tree's, or merged with a transaction's writes
+	// tc is c when it is the tree's own cursor (not merged): its window
+	// lets rows be read and stepped over without the gate (see Next).
+	tc  *btree.Cursor
+	cur btree.Cursor // the tree cursor, tc unless merged
+	// direct: tc is the cursor and the iterator is outside a transaction,
+	// the case the fast paths of Next, Key and Value serve.
+	direct bool
 	lower  []byte
 	upper  []byte
 	valid  bool
 	closed bool
 	err    error
-	snap   *Snapshot // owned snapshot, for iterators made by DB.NewIter
+	// snap is the iterator's own snapshot (own), for iterators made by
+	// DB.NewIter and Snapshot.NewIter; nil for a transaction's.
+	snap *Snapshot
+	own  Snapshot
 	// tx is the transaction of an iterator made by Tx.NewIter, with its
 	// write count then: the iterator ends when either changes.
 	tx       *Tx
 	txWrites uint64
+	// newer and older link the database's list of open iterators outside
+	// transactions (DB.iters, under db.mu).
+	newer, older *Iterator
 	// busy is set while a move of an iterator outside a transaction runs:
 	// its own in-flight gate, on the iterator rather than the database's
 	// shared counter, so that a scan's moves write no cache line other
 	// goroutines write. Close waits for it to clear (see DB.Close).
 	busy atomic.Bool
+}
+
+// iterList is a list of iterators through their newer and older fields:
+// adding and removing cost no allocation and no hashing (an iterator is
+// opened and closed per range query).
+type iterList struct{ newest *Iterator }
+
+func (l *iterList) add(it *Iterator) {
+	it.newer, it.older = nil, l.newest
+	if l.newest != nil {
+		l.newest.newer = it
+	}
+	l.newest = it
+}
+
+// remove takes it out of the list; it must be in it.
+func (l *iterList) remove(it *Iterator) {
+	if it.newer != nil {
+		it.newer.older = it.older
+	} else {
+		l.newest = it.older
+	}
+	if it.older != nil {
+		it.older.newer = it.newer
+	}
+	it.newer, it.older = nil, nil
 }
 
 // usable reports whether the iterator may move: not closed, and its
@@ -68,6 +121,15 @@ func (it *Iterator) usable() bool {
 // store-then-load handshake of inflight.go, on sequentially consistent
 // atomics): either the move sees Close and backs off, or Close sees the
 // move and waits for it.
+//
+// Only what reads pool memory takes the gate: seeks, the moves of the tree
+// cursor that decode a window of the leaf (one in btree's window size of
+// a scan's rows, and each new leaf), overflow values. Key, an inline
+// Value and a Next or Prev inside the window read the cursor's own fields
+// (the slices they return point into the leaf, valid until DB.Close as
+// documented): they check usable and db.closed (loads, no store) and run
+// ungated. Close's release of an open iterator's leaf (Cursor.Unpin)
+// writes no field they read.
 func (it *Iterator) begin() bool {
 	if !it.usable() {
 		return false
@@ -89,30 +151,80 @@ func (it *Iterator) end() {
 	}
 }
 
+// open reports, without the gate, whether the iterator may read its
+// current row: usable and, outside a transaction, the database not closed
+// (else the iterator becomes invalid with ErrClosed).
+func (it *Iterator) open() bool {
+	if !it.usable() {
+		return false
+	}
+	if it.tx == nil && it.db.closed.Load() {
+		it.err, it.valid = ErrClosed, false
+		return false
+	}
+	return true
+}
+
 // NewIter returns an iterator over the current state (it takes its own
 // snapshot, released by Close).
 func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
-	s, err := db.NewSnapshot()
-	if err != nil {
-		return nil, err
+	if !db.enter() {
+		return nil, ErrClosed
 	}
-	return db.newIter(s.root, opts, s), nil
+	defer db.leave()
+	// As NewSnapshot: not while a commit changes pages in place.
+	db.treeMu.RLock()
+	defer db.treeMu.RUnlock()
+	if db.broken != nil {
+		return nil, db.broken
+	}
+	it := db.allocIter(opts)
+	db.mu.Lock()
+	db.snaps[db.txid]++
+	it.own = Snapshot{db: db, root: db.root, txid: db.txid}
+	db.iters.add(it)
+	db.mu.Unlock()
+	it.snap = &it.own
+	db.tree.InitCursor(&it.cur, it.own.root, it.lower, it.upper)
+	return it, nil
 }
 
+// newIter returns an iterator over the version rooted at root. own is the
+// snapshot version it holds (for Snapshot.NewIter), nil for a
+// transaction's iterator.
 func (db *DB) newIter(root btree.PageID, opts *IterOptions, own *Snapshot) *Iterator {
-	db.st.iters.Add(1)
-	it := &Iterator{db: db, c: db.tree.NewCursor(root), snap: own}
-	if opts != nil {
-		it.lower = bytes.Clone(opts.LowerBound)
-		it.upper = bytes.Clone(opts.UpperBound)
-	}
+	it := db.allocIter(opts)
+	db.tree.InitCursor(&it.cur, root, it.lower, it.upper)
 	if own != nil {
+		it.own = *own
+		it.snap = &it.own
 		// Not a transaction's: registered, so that Close can release the
 		// leaf it holds if the caller does not close it first.
 		db.mu.Lock()
-		db.iters[it] = struct{}{}
+		db.iters.add(it)
 		db.mu.Unlock()
 	}
+	return it
+}
+
+// allocIter allocates an iterator with its own copy of opts' bounds (one
+// allocation for both) and the tree cursor as its cursor.
+func (db *DB) allocIter(opts *IterOptions) *Iterator {
+	db.st.iters.Add(1)
+	it := &Iterator{db: db}
+	if opts != nil && (opts.LowerBound != nil || opts.UpperBound != nil) {
+		lo, up := opts.LowerBound, opts.UpperBound
+		buf := make([]byte, 0, len(lo)+len(up))
+		if lo != nil {
+			buf = append(buf, lo...)
+			it.lower = buf[:len(lo):len(lo)]
+		}
+		if up != nil {
+			it.upper = append(buf[len(buf):], up...)
+		}
+	}
+	it.tc = &it.cur
+	it.c, it.direct = it.tc, true
 	return it
 }
 
@@ -183,7 +295,22 @@ func (it *Iterator) SeekLT(key []byte) bool {
 
 // Next moves to the next key.
 func (it *Iterator) Next() bool {
-	if !it.valid || !it.begin() {
+	// Inside the decoded window: no page read, no gate (see begin). The
+	// window holds only keys in bounds.
+	if it.direct && it.valid && !it.db.closed.Load() && it.tc.NextInWindow() {
+		return true
+	}
+	return it.next()
+}
+
+func (it *Iterator) next() bool {
+	if !it.valid {
+		return false
+	}
+	if it.tc != nil && it.open() && it.tc.NextInWindow() {
+		return true
+	}
+	if !it.begin() {
 		return false
 	}
 	defer it.end()
@@ -192,7 +319,13 @@ func (it *Iterator) Next() bool {
 
 // Prev moves to the previous key.
 func (it *Iterator) Prev() bool {
-	if !it.valid || !it.begin() {
+	if !it.valid {
+		return false
+	}
+	if it.tc != nil && it.open() && it.tc.PrevInWindow() {
+		return true
+	}
+	if !it.begin() {
 		return false
 	}
 	defer it.end()
@@ -219,14 +352,20 @@ func (it *Iterator) Valid() bool {
 // Key is the current key. Valid until the iterator moves, its transaction
 // ends or the database closes (the slice is the leaf's memory in the
 // pool). Once the database closed or the transaction ended, Key returns
-// nil: it reads the leaf, so it is gated like a move (see begin).
+// nil. It reads no page memory (the cursor decoded the row when it moved
+// there), so it takes no gate (see begin).
 func (it *Iterator) Key() []byte {
-	if !it.valid || !it.begin() {
+	if it.direct && it.valid && !it.db.closed.Load() {
+		return it.tc.Key()
+	}
+	return it.key()
+}
+
+func (it *Iterator) key() []byte {
+	if !it.valid || !it.open() {
 		return nil
 	}
-	k := it.c.Key()
-	it.end()
-	return k
+	return it.c.Key()
 }
 
 // Value is the current value. Valid as long as Key's slice. A large
@@ -234,7 +373,31 @@ func (it *Iterator) Key() []byte {
 // read fails, Value returns nil, the iterator becomes invalid and Error
 // says why.
 func (it *Iterator) Value() []byte {
-	if !it.valid || !it.begin() {
+	if it.direct && it.valid && !it.db.closed.Load() {
+		if v, ok := it.tc.InlineValue(); ok {
+			return v // never nil: a slice of the leaf
+		}
+	}
+	return it.value()
+}
+
+func (it *Iterator) value() []byte {
+	if !it.valid {
+		return nil
+	}
+	if it.tc != nil {
+		// An inline value is in the decoded row: no page read, no gate.
+		if !it.open() {
+			return nil
+		}
+		if v, ok := it.tc.InlineValue(); ok {
+			if v == nil {
+				v = []byte{}
+			}
+			return v
+		}
+	}
+	if !it.begin() {
 		return nil
 	}
 	defer it.end()
@@ -266,15 +429,18 @@ func (it *Iterator) Close() error {
 	it.closed, it.valid = true, false
 	if it.tx != nil {
 		it.c.Release() // the transaction's goroutine; the database is open
-	} else if it.db.enter() {
+		return nil
+	}
+	if it.db.enter() {
 		it.c.Release()
 		it.db.mu.Lock()
-		delete(it.db.iters, it)
+		it.db.iters.remove(it)
+		it.db.releaseSnapshotLocked(it.snap.txid)
 		it.db.mu.Unlock()
 		it.db.leave()
-	} // else the database closed: Close released the leaf it held
-	if it.snap != nil {
-		return it.snap.Close()
+		it.snap.closed = true
+		return nil
 	}
-	return nil
+	// The database closed: Close released the leaf the iterator held.
+	return it.snap.Close()
 }

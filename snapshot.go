@@ -4,6 +4,11 @@ import (
 	"github.com/stratadb/strata/internal/btree"
 )
 
+// Lock rules: the registry of open snapshots (db.snaps: version → count)
+// is guarded by db.mu. A snapshot is registered under treeMu held shared,
+// so never in the middle of a commit that changes pages in place; from
+// then on commits copy the pages of its version instead.
+
 // Snapshot is a consistent, read-only view of the database at the moment
 // it was taken, unaffected by later writes. Close it when done: it keeps
 // the pages of its version from being reused.
@@ -59,8 +64,7 @@ func (s *Snapshot) NewIter(opts *IterOptions) (*Iterator, error) {
 	s.db.mu.Lock()
 	s.db.snaps[s.txid]++
 	s.db.mu.Unlock()
-	own := &Snapshot{db: s.db, root: s.root, txid: s.txid}
-	return s.db.newIter(s.root, opts, own), nil
+	return s.db.newIter(s.root, opts, &Snapshot{db: s.db, root: s.root, txid: s.txid}), nil
 }
 
 // Close releases the snapshot. Further calls return ErrClosed.
@@ -75,8 +79,14 @@ func (s *Snapshot) Close() error {
 
 func (db *DB) releaseSnapshot(txid uint64) {
 	db.mu.Lock()
+	db.releaseSnapshotLocked(txid)
+	db.mu.Unlock()
+}
+
+// releaseSnapshotLocked drops one snapshot of version txid. Called with
+// db.mu held.
+func (db *DB) releaseSnapshotLocked(txid uint64) {
 	if db.snaps[txid]--; db.snaps[txid] <= 0 {
 		delete(db.snaps, txid)
 	}
-	db.mu.Unlock()
 }

@@ -148,11 +148,11 @@ func (tx *Tx) NewIter(opts *IterOptions) (*Iterator, error) {
 	var it *Iterator
 	if tx.writable {
 		it = tx.db.newIter(tx.db.root, opts, nil)
-		it.c = newMergeCursor(it.c, &tx.over, &tx.batch)
+		it.c, it.tc = newMergeCursor(it.tc, &tx.over, &tx.batch), nil
 	} else {
 		it = tx.db.newIter(tx.root, opts, nil)
 	}
-	it.tx, it.txWrites = tx, tx.writes
+	it.tx, it.txWrites, it.direct = tx, tx.writes, false
 	tx.iters = append(tx.iters, it)
 	return it, nil
 }

@@ -67,20 +67,66 @@ func (n node) cellOff(i int) int {
 // key returns the key of cell i.
 func (n node) key(i int) []byte {
 	off := n.cellOff(i)
-	klen, k := uvarint(n[off:])
-	off += k
-	if n.kind() == kindLeaf {
-		_, k = uvarint(n[off:])
-		off += k
+	klen := int(n[off])
+	off++
+	if klen >= 0x80 {
+		v, k := uvarintSlow(n[off-1:])
+		klen, off = int(v), off-1+k
 	}
-	return n[off : off+int(klen)]
+	if n.kind() == kindLeaf {
+		if n[off] < 0x80 {
+			off++
+		} else {
+			_, k := uvarintSlow(n[off:])
+			off += k
+		}
+	}
+	return n[off : off+klen]
 }
 
-// uvarint is binary.Uvarint with one-byte lengths, the common case in a
-// binary search, decoded inline (the function is small enough to inline).
+// cell decodes leaf cell i: its key is n[koff:koff+klen], followed by its
+// value (or, if overflow, the 8-byte reference to it) of vlen bytes.
+func (n node) cell(i int) (koff, klen, vlen int, overflow bool) {
+	off := n.cellOff(i)
+	klen = int(n[off])
+	off++
+	if klen >= 0x80 {
+		v, k := uvarintSlow(n[off-1:])
+		klen, off = int(v), off-1+k
+	}
+	vf := uint64(n[off])
+	off++
+	if vf >= 0x80 {
+		// Two bytes for a value of 64 bytes to 8 KiB, inline too.
+		if b := n[off]; b < 0x80 {
+			vf = vf&0x7f | uint64(b)<<7
+			off++
+		} else {
+			v, k := uvarintSlow(n[off-1:])
+			vf, off = v, off-1+k
+		}
+	}
+	if vf&1 == 1 {
+		return off, klen, overflowRef, true
+	}
+	return off, klen, int(vf >> 1), false
+}
+
+// uvarint is binary.Uvarint with one-byte lengths, the common case for
+// keys, decoded without a loop; key and cell decode inline the same way.
+// The cells of a node lie inside its page (checkNode), so b is never empty.
 func uvarint(b []byte) (uint64, int) {
-	if len(b) > 0 && b[0] < 0x80 {
-		return uint64(b[0]), 1
+	if c := b[0]; c < 0x80 {
+		return uint64(c), 1
+	}
+	return uvarintSlow(b)
+}
+
+// uvarintSlow decodes the encodings longer than a byte, two-byte ones (a
+// sysbench row's value length) without binary.Uvarint's loop.
+func uvarintSlow(b []byte) (uint64, int) {
+	if len(b) > 1 && b[1] < 0x80 {
+		return uint64(b[0]&0x7f) | uint64(b[1])<<7, 2
 	}
 	return binary.Uvarint(b)
 }

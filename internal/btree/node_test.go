@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 )
 
@@ -212,4 +213,48 @@ func FuzzCheckNode(f *testing.F) {
 			n.child(n.childFor([]byte("k")))
 		}
 	})
+}
+
+// TestNodeSearchMatchesSortSearch: search and childFor (whose first
+// steps are unrolled, see lowerBound) agree with sort.Search over the
+// node's keys for every node size from 0 to 300 cells, probing every key,
+// the gaps between them and both ends, in leaves and branches.
+func TestNodeSearchMatchesSortSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	page := make([]byte, 65536)
+	for count := 0; count <= 300; count++ {
+		cells := randomLeafCells(rng, count, 8)
+		var branch []branchCell
+		for _, c := range cells {
+			branch = append(branch, branchCell{key: c.key, child: rng.Uint64()})
+		}
+		for _, kind := range []uint8{kindLeaf, kindBranch} {
+			var err error
+			if kind == kindLeaf {
+				err = encodeLeaf(page, cells, 1)
+			} else {
+				err = encodeBranch(page, 1, branch, 1)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := node(page)
+			var probes [][]byte
+			for _, c := range cells {
+				probes = append(probes, c.key, append(bytes.Clone(c.key), 0), c.key[:len(c.key)-1])
+			}
+			probes = append(probes, nil, []byte{0xff, 0xff})
+			for _, p := range probes {
+				wantGE := sort.Search(count, func(i int) bool { return bytes.Compare(cells[i].key, p) >= 0 })
+				wantGT := sort.Search(count, func(i int) bool { return bytes.Compare(cells[i].key, p) > 0 })
+				i, eq := n.search(p)
+				if i != wantGE || eq != (i < count && bytes.Equal(cells[i].key, p)) {
+					t.Fatalf("kind %d, %d cells: search(%q) = %d %v, want %d", kind, count, p, i, eq, wantGE)
+				}
+				if got := n.childFor(p); got != wantGT {
+					t.Fatalf("kind %d, %d cells: childFor(%q) = %d, want %d", kind, count, p, got, wantGT)
+				}
+			}
+		}
+	}
 }

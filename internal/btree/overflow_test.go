@@ -51,7 +51,7 @@ func TestOverflowValues(t *testing.T) {
 			t.Fatalf("get of %d bytes: ok %v err %v len %d", n, ok, err, len(v))
 		}
 	}
-	c := tr.NewCursor(root)
+	c := tr.NewCursor(root, nil, nil)
 	defer c.Release()
 	i := 0
 	for ok := c.First(); ok; ok = c.Next() {

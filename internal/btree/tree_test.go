@@ -48,7 +48,7 @@ func sortedModel(m map[string]string) []kv {
 func checkVersion(t *testing.T, tr *Tree, root PageID, model map[string]string, rng *rand.Rand) {
 	t.Helper()
 	want := sortedModel(model)
-	c := tr.NewCursor(root)
+	c := tr.NewCursor(root, nil, nil)
 	defer c.Release() // a pinned leaf would keep a writer out
 	var got []kv
 	for ok := c.First(); ok; ok = c.Next() {
@@ -189,7 +189,7 @@ func TestTreeFillFactor(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Count leaves: data bytes / (leaves × page size) ≈ fill.
-		c := tr.NewCursor(root)
+		c := tr.NewCursor(root, nil, nil)
 		defer c.Release()
 		leaves, used := 0, 0
 		var last []byte

@@ -28,7 +28,9 @@ func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 				// Pinned while in a frame under the mutex: nothing can
 				// move it until we unpin.
 				d.pins.Add(1)
-				d.ref.Store(true)
+				if !d.ref.Load() { // no store, no cache line taken, if set
+					d.ref.Store(true)
+				}
 				f := d.frame
 				pt.mu.RUnlock()
 				pt.latch(f, mode)
