@@ -1,6 +1,7 @@
 package bufferpool
 
 import (
+	"fmt"
 	"runtime"
 	"time"
 )
@@ -52,7 +53,13 @@ func (pt *partition) allocFrame() (int32, error) {
 		if !dirty && pt.shrinkImages(pt.ps) {
 			continue
 		}
-		// Every frame is pinned or dirty: a free buffer wait.
+		// Every frame is pinned or dirty: a free buffer wait, unless the
+		// dirty frames cannot be written (the store failed): then no wait
+		// frees one, and the write error says why.
+		if werr := pt.writeErr.Load(); dirty && werr != nil {
+			pt.noteWait(waitStart)
+			return -1, fmt.Errorf("%w: dirty pages cannot be written back: %w", ErrNoFrame, *werr)
+		}
 		if waitStart.IsZero() {
 			waitStart = time.Now()
 			pt.st.fbWaits.Add(1)

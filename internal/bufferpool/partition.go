@@ -87,8 +87,12 @@ type partition struct {
 	below      *belowStack // frame evictions not loaded since (depth.go)
 	ghostC     *ghost
 
-	dirty    atomic.Int64
-	cleaned  chan struct{} // closed when the cleaner made frames clean; guarded by mu
+	dirty   atomic.Int64
+	cleaned chan struct{} // closed when the cleaner made frames clean; guarded by mu
+	// writeErr is the error of the last flush that failed to write a page
+	// back (nil once a flush writes again): a free buffer wait behind dirty
+	// frames that cannot be written returns it instead of waiting.
+	writeErr atomic.Pointer[error]
 	loadDone chan struct{} // closed when a load or demotion finishes; guarded by mu
 	// loadWaiters counts the goroutines waiting on loadDone (registered
 	// under mu, shared or exclusive; they deregister after waking): a load

@@ -108,6 +108,11 @@ func (pt *partition) flush(wait bool, limit int) error {
 			}
 		}
 	}
+	if err != nil {
+		pt.writeErr.Store(&err)
+	} else if written > 0 {
+		pt.writeErr.Store(nil)
+	}
 	pt.mu.Lock()
 	close(pt.cleaned)
 	pt.cleaned = make(chan struct{})
