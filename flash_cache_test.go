@@ -89,8 +89,12 @@ func TestFlashCacheRestarts(t *testing.T) {
 	}
 	readKeys(t, db, n, 1, n/2, rng)
 	st = db.Stats().FlashCache
-	if st.OpenState != "warm" || st.HitRatio < 0.9 {
-		t.Fatalf("after a clean restart: %s, hit ratio %.3f (%+v)", st.OpenState, st.HitRatio, st)
+	// Of the reads that tried the flash: on a loaded host (and under the
+	// race detector) some flash reads take longer than the read timeout,
+	// and the reads after them bypass the stalled flash for a while.
+	tried := st.Lookups - st.Bypassed - st.ReadTimeouts
+	if st.OpenState != "warm" || tried < st.Lookups/4 || float64(st.Hits) < 0.9*float64(tried) {
+		t.Fatalf("after a clean restart: %s, %d hits of %d reads that tried the flash (%+v)", st.OpenState, st.Hits, tried, st)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
