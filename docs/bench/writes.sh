@@ -8,3 +8,7 @@ run() { name=$1; shift; echo "== $name $(date -u +%T) load $(cut -d' ' -f1-3 /pr
 run cached --engines strata,bbolt,pebble --workload oltp_read_only,oltp_write_only,oltp_insert --table-size 250000 --cache 128MiB --mem-limit 224MiB --warmup 3s --duration 12s --dir i10/d-cached --keep
 run sync8 --engines strata,bbolt,pebble --workload oltp_write_only --sync --threads 8 --table-size 250000 --cache 128MiB --mem-limit 224MiB --warmup 2s --duration 10s --dir i10/d-cached --keep
 run iobound --engines strata,bbolt,pebble --workload oltp_write_only --table-size 2700000 --cache 32MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/d-io --keep
+# Re-run of 2026-12-01 (third session): Strata's cache at 24 MiB, 16 KiB and 4 KiB pages; bbolt as before.
+run iobound-24 --engines strata --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/d-io --keep
+run iobound-4k --engines strata --page-size 4KiB --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/d-io4k --keep
+run iobound-bbolt --engines bbolt --workload oltp_write_only --table-size 2700000 --cache 32MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/d-io --keep
