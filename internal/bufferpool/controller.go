@@ -46,7 +46,14 @@ import (
 // direction reverses and grow by 1.25× while it holds (0.5%–10%); R stays
 // in [MinShare, 1 − MinShare]. A step starts from where the images really
 // are when R is beyond it (a tier that does not use its share is not
-// limited by R), so R never drifts where it changes nothing.
+// limited by R), so R never drifts where it changes nothing. A step down
+// stops at α/(1+α) (copiesFloor), where the regime changes, while images
+// still pay; only the far view below (the depth histogram, depth.go)
+// takes R under it then.
+//
+// Nothing is decided during the warm-up (warmedUp): until the memory is
+// full and the frames have turned over, the costs and hits are those of a
+// pool filling up, not of its steady state.
 //
 // The gate (auto mode only): once memory is full and the images have
 // turned over, if the hits on images that compressing demotions made saved
@@ -187,6 +194,10 @@ type controller struct {
 	pend evidence
 	// Evidence for switching compressing demotions off or on.
 	gateDem, gateHits, gateSkipped, gateConMiss int64
+	// warm: the pool has left its warm-up (warmedUp); warmEvictions
+	// counts the frame evictions since its memory was first full.
+	warm          bool
+	warmEvictions int64
 }
 
 const (
@@ -291,8 +302,34 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	} else if dir < 0 && usage < r {
 		from = usage // images below R: lowering R to their use changes nothing
 	}
-	return math.Min(1-c.minShare, math.Max(c.minShare, from+float64(dir)*c.step))
+	next := math.Min(1-c.minShare, math.Max(c.minShare, from+float64(dir)*c.step))
+	if floor := copiesFloor(alpha); dir < 0 && r >= floor && next < floor && ev.cOnMiss > 0 && c.imagesPay(alpha) {
+		next = math.Max(floor, c.minShare) // the far view alone goes below (copiesFloor)
+	}
+	return next
 }
+
+// imagesPay reports whether, by the measured device and codec, memory given
+// to images saves more than it costs with pages re-read uniformly: a byte
+// of images holds 1/α pages' worth where a byte of frames holds one, and
+// each of the 1/α − 1 more pages turns a disk read into a decompression,
+// while each page the frames give up costs a decompression per hit. So
+// (1/α − 1) × T_disk_read > T_decom.
+func (c *controller) imagesPay(alpha float64) bool {
+	return alpha > 0 && (1/alpha-1)*c.tDisk.value() > c.tDecom.value()
+}
+
+// copiesFloor is the least R at which the images' share holds a copy of
+// every frame, α/(1+α) (document 000's constraint, copiesFit), with a
+// margin. Above it pages keep the images they were read from and demotions
+// compress nothing; below it every image costs a compression and the tiers
+// are exclusive, so the step across changes the regime rather than the
+// split: the time per access measured on one side says little about the
+// other. While the compressed ghost still sees misses the images would
+// serve and the device and codec say images pay (imagesPay), the hill
+// climb does not cross it downwards; only the far view (lowerShare), which
+// predicts the whole time per access at the lower R, takes R below it.
+func copiesFloor(alpha float64) float64 { return alpha/(1+alpha) + 0.02 }
 
 func (p *Pool) controlLoop() {
 	defer p.done.Done()
@@ -359,6 +396,11 @@ func (p *Pool) adjust() {
 	r := math.Float64frombits(p.target.Load())
 	auto := !p.fixed.Load()
 	mem, images := p.memory()
+	if !c.warm {
+		if c.warm = c.warmedUp(r, mem, ev, p.pageSize, len(p.parts)); !c.warm {
+			return // the warm-up's evidence is not the steady state's
+		}
+	}
 	if auto {
 		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)
 	}
@@ -377,6 +419,29 @@ func (p *Pool) adjust() {
 		p.setShare(r)
 		p.retargetAll()
 	}
+}
+
+// warmedUp reports whether the pool has left its warm-up, given share r,
+// the memory and the interval's evidence: memory full, and then the frames
+// turned over once (the pages loaded before the first eviction are
+// demoted) and the images at their share, or the frames turned over four
+// times. Until then the controller neither decides nor runs the gate (the
+// costs are still measured). A pool that starts
+// empty fills its frames first; the pages loaded before the first eviction
+// have no image, so the first turnover of the frames compresses every
+// demotion, and the images have few hits yet: judged then, the gate
+// switched compressions off and the hill climb lowered R from the images'
+// partial use, below α/(1+α) where pages no longer keep their read images
+// and nothing fills the images again (uniform sysbench point reads at 1×:
+// R = 0.05 where 0.95 ran 1.13× faster, docs/BENCHMARKS.md).
+func (c *controller) warmedUp(r float64, mem memState, ev evidence, pageSize, parts int) bool {
+	if mem.resident < mem.avail-float64(2*parts*pageSize) {
+		return false
+	}
+	c.warmEvictions += ev.frameEvictions
+	frames := mem.frameBytes / float64(pageSize)
+	turnovers := float64(c.warmEvictions) / math.Max(frames, 1)
+	return turnovers >= 1 && (mem.imageBytes >= 0.9*r*mem.avail || turnovers >= 4)
 }
 
 // gate switches compressing demotions off when they do not pay, and back

@@ -53,7 +53,13 @@ const hotSetPageSize, hotSetBudget = 16384, 4 << 20
 // compress about 2× (α ≈ 0.5), on a simulated device whose reads take
 // 60 µs.
 func hotSetPool(t *testing.T, scale int, share float64) (*Pool, uint64) {
-	const ps, budget = hotSetPageSize, hotSetBudget
+	return simPool(t, scale, hotSetBudget, share, 60*time.Microsecond, nil)
+}
+
+// simPool is hotSetPool with the budget and the device's read latency
+// given, and opts, if not nil, changing the pool's options.
+func simPool(t *testing.T, scale, budget int, share float64, read time.Duration, opts func(*Options)) (*Pool, uint64) {
+	const ps = hotSetPageSize
 	n := scale * budget / ps
 	mem := vfs.NewMem()
 	cd, err := codec.Parse("zstd")
@@ -85,14 +91,17 @@ func hotSetPool(t *testing.T, scale int, share float64) (*Pool, uint64) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s = open(vfs.NewLatency(mem, vfs.Device{Name: "60us", ReadLatency: 60 * time.Microsecond, QueueDepth: 1}))
+	s = open(vfs.NewLatency(mem, vfs.Device{Name: read.String(), ReadLatency: read, QueueDepth: 1}))
 	t.Cleanup(func() { s.Close() })
-	o := poolOptions(budget, share)
+	o := poolOptions(int64(budget), share)
 	if share < 0 {
 		o.CompressedShare = 0.5
 	}
 	o.Partitions = 2
 	o.ControllerInterval = 100 * time.Millisecond
+	if opts != nil {
+		opts(&o)
+	}
 	p, err := New(s, o)
 	if err != nil {
 		t.Fatal(err)
