@@ -880,6 +880,12 @@ func (db *DB) Close() error {
 	// registered after this list cannot have moved: its first move sees
 	// db.closed.
 	db.releaseIters()
+	// Snapshots left open are dead from here on (they answer ErrClosed):
+	// the pages they kept go with the final checkpoint, so that the store
+	// holds only the tree's pages and Close can mark it clean.
+	db.mu.Lock()
+	clear(db.snaps)
+	db.mu.Unlock()
 	var err error
 	if db.failed == nil {
 		err = db.checkpoint()
@@ -899,9 +905,9 @@ func (db *DB) Close() error {
 
 // markClean rewrites the meta page of Close's final checkpoint with the
 // clean flag (meta.go) if the store holds no page the tree does not reach:
-// the checkpoint freed every replaced page (none waits for a snapshot or
-// an iterator left open, no free failed) and no page was created since its
-// freeze. The frees were appended to the store's log before this meta
+// the checkpoint freed every replaced page (no free failed; snapshots and
+// iterators left open were let go before it) and no page was created since
+// its freeze. The frees were appended to the store's log before this meta
 // page, and the store recovers a prefix of its log: a durable clean flag
 // implies them. Otherwise the flag stays clear and the next Open walks the
 // tree. Called by Close, alone, after its checkpoint.

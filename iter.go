@@ -172,25 +172,15 @@ func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
 		return nil, ErrClosed
 	}
 	defer db.leave()
-	// As NewSnapshot: not while a commit changes pages in place.
-	db.treeMu.RLock()
-	defer db.treeMu.RUnlock()
-	if db.broken != nil {
-		return nil, db.broken
+	snap, err := db.takeSnapshot()
+	if err != nil {
+		return nil, err
 	}
-	it := db.allocIter(opts)
-	db.mu.Lock()
-	db.snaps[db.txid]++
-	it.own = Snapshot{db: db, root: db.root, txid: db.txid}
-	db.iters.add(it)
-	db.mu.Unlock()
-	it.snap = &it.own
-	db.tree.InitCursor(&it.cur, it.own.root, it.lower, it.upper)
-	return it, nil
+	return db.newIter(snap.root, opts, &snap), nil
 }
 
 // newIter returns an iterator over the version rooted at root. own is the
-// snapshot version it holds (for Snapshot.NewIter), nil for a
+// snapshot version it holds (NewIter, Snapshot.NewIter), nil for a
 // transaction's iterator.
 func (db *DB) newIter(root btree.PageID, opts *IterOptions, own *Snapshot) *Iterator {
 	it := db.allocIter(opts)

@@ -25,17 +25,27 @@ func (db *DB) NewSnapshot() (*Snapshot, error) {
 		return nil, ErrClosed
 	}
 	defer db.leave()
-	// Not while a commit changes pages in place: from the registration
-	// on, commits copy the snapshot's pages instead.
+	s, err := db.takeSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// takeSnapshot registers the current version as a snapshot's (NewSnapshot,
+// NewIter). It takes treeMu shared, so not in the middle of a commit that
+// changes pages in place: from the registration on, commits copy the
+// snapshot's pages instead. Called within the gate.
+func (db *DB) takeSnapshot() (Snapshot, error) {
 	db.treeMu.RLock()
 	defer db.treeMu.RUnlock()
 	if db.broken != nil {
-		return nil, db.broken
+		return Snapshot{}, db.broken
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.snaps[db.txid]++
-	return &Snapshot{db: db, root: db.root, txid: db.txid}, nil
+	return Snapshot{db: db, root: db.root, txid: db.txid}, nil
 }
 
 // Get returns a copy of key's value in the snapshot, or ErrNotFound.

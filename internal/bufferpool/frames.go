@@ -63,9 +63,9 @@ func (pt *partition) allocFrame() (int32, error) {
 		if waitStart.IsZero() {
 			waitStart = time.Now()
 			pt.st.fbWaits.Add(1)
-		} else if time.Since(waitStart) > 10*time.Second {
+		} else if waited := time.Since(waitStart); waited > 10*time.Second {
 			pt.noteWait(waitStart)
-			return -1, ErrNoFrame
+			return -1, fmt.Errorf("%w: every frame pinned or dirty for %v", ErrNoFrame, waited.Round(time.Second))
 		}
 		ch := pt.cleaned
 		pt.waiting.Add(1)

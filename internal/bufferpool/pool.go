@@ -36,10 +36,11 @@ type Store interface {
 // Errors returned by the pool.
 var (
 	ErrClosed = errors.New("bufferpool: closed")
-	// ErrNoFrame: every frame of the page's partition is pinned, so no
-	// page can be brought in. Callers hold too many pages at once for the
-	// cache size.
-	ErrNoFrame = errors.New("bufferpool: no frame can be freed (all pinned)")
+	// ErrNoFrame: no frame of the page's partition can be freed, so no
+	// page can be brought in: every frame is pinned (callers hold too many
+	// pages at once for the cache size) or dirty and the store cannot
+	// write it back (the error wraps the store's).
+	ErrNoFrame = errors.New("bufferpool: no frame can be freed")
 	// ErrPinned: FreePage of a page that is in use.
 	ErrPinned = errors.New("bufferpool: page is pinned")
 )
