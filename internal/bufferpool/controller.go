@@ -412,7 +412,13 @@ func (p *Pool) adjust() {
 	if mem.avail > 0 {
 		usage = mem.imageBytes / mem.avail
 	}
+	steps, jumps := c.adjustments, c.jumps
 	r = c.decide(r, usage, p.imageAlpha(), mem, c.pend)
+	if !auto {
+		// A fixed R takes no step: the decision is only reported (the
+		// wanted R, gains and losses in Stats).
+		c.adjustments, c.jumps = steps, jumps
+	}
 	c.pend = evidence{}
 	p.target.Store(math.Float64bits(r))
 	if auto && r != p.Share() {

@@ -135,3 +135,24 @@ func readSpecial(t *testing.T, p *Pool, n uint64, rng *rand.Rand, k int) {
 		pg.Release()
 	}
 }
+
+// TestFixedShareTakesNoStep: with R fixed, the controller still reports
+// what it would want (TargetShare), but counts no step and no jump where the
+// automatic controller jumps (the hot set of TestControllerFindsHotSetInFrames).
+func TestFixedShareTakesNoStep(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("the controller reads real codec and device times: not under -short or -race")
+	}
+	p, n := hotSetPool(t, 2, 0.5)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 10; i++ {
+		readSpecial(t, p, n, rng, 20000)
+	}
+	st := p.Stats()
+	if st.Share != 0.5 || st.ControllerSteps != 0 || st.ControllerJumps != 0 {
+		t.Fatalf("R fixed at 0.5: R %.2f, %d steps, %d jumps (wanted R %.2f)", st.Share, st.ControllerSteps, st.ControllerJumps, st.TargetShare)
+	}
+	if st.TargetShare >= 0.5 {
+		t.Errorf("R fixed at 0.5 on a hot set that fits only in frames: wanted R %.2f, want it lower", st.TargetShare)
+	}
+}
