@@ -25,6 +25,7 @@ type sweepCmdFlags struct {
 	strataR        string // Strata's R values at every point
 	strataCache    string // Strata's cache: "" (--cache), "fill" or a size
 	strataOverhead string // what Strata's process takes beyond its cache, for "fill"
+	repeat         int    // runs of each engine at each size; the median is reported
 }
 
 // sweepParams are the parameters bench sweep can vary, with their default
@@ -86,6 +87,7 @@ table ends with Strata against the best peer and the best fixed R.`,
 	fl.StringVar(&f.strataR, "strata-r", "", "table-size: Strata's R at every point, comma-separated (auto, or numbers in [0, 1]; default --r)")
 	fl.StringVar(&f.strataCache, "strata-cache", "", "table-size: Strata's cache: a size, or fill (the memory limit less --strata-overhead); default --cache")
 	fl.StringVar(&f.strataOverhead, "strata-overhead", "24MiB", "table-size: memory Strata's process uses beyond its cache (Go runtime, store and WAL buffers), for --strata-cache fill")
+	fl.IntVar(&f.repeat, "repeat", 1, "table-size: runs of each engine at each size, in alternating order; the table and plot give each one's median run")
 	fl.StringVar(&f.plotPath, "plot", "", "PNG to draw (default bench-sweep-<param>.png)")
 	fl.StringVar(&f.jsonPath, "json", "", "JSON results file (default bench-sweep-<param>.json)")
 	return cmd

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,8 +38,11 @@ type sizeRun struct {
 	Engine string        `json:"engine"` // the engine
 	Share  float64       `json:"share"`  // Strata's R (-1 auto); 0 for peers
 	Rows   int64         `json:"rows"`
-	Result *bench.Result `json:"result,omitempty"`
+	Result *bench.Result `json:"result,omitempty"` // the median run's (by txn/s) with --repeat
 	Error  string        `json:"error,omitempty"`
+	// TxnPerSec are the throughputs of every run with --repeat, in the
+	// order run.
+	TxnPerSec []float64 `json:"txn_per_sec_runs,omitempty"`
 }
 
 type sizeSweepReport struct {
@@ -189,32 +193,51 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 				fmt.Fprintf(stderr, "strata: load %d rows: %v\n", n, err)
 			}
 		}
-		for _, v := range variants {
-			spec := tmpl
-			spec.Engine, spec.TableSize = v.engine, n
-			if v.engine == "strata" {
-				spec.Config.CacheBytes, spec.Config.CompressedShare = strataCache, v.share
-			}
-			run := sizeRun{Value: values[i], X: xs[i], Label: v.label, Engine: v.engine, Share: v.share, Rows: n}
-			// One directory per engine and size, so that the Strata runs at
-			// each R share a load, and a later sweep of another workload or
-			// distribution with --keep reuses them all.
-			res, err := r.runIn(ctx, spec, fmt.Sprintf("%s-%d", v.engine, n))
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err != nil {
-				failed++
-				run.Error = err.Error()
-				fmt.Fprintf(stderr, "%s at %s: %v\n", v.label, values[i], err)
-			} else {
-				run.Result = res
-				if memLimit > 0 && res.LogicalBytes > 0 {
-					run.X = float64(res.LogicalBytes) / float64(memLimit)
+		point := make([]sizeRun, len(variants))
+		results := make([][]*bench.Result, len(variants))
+		for k, v := range variants {
+			point[k] = sizeRun{Value: values[i], X: xs[i], Label: v.label, Engine: v.engine, Share: v.share, Rows: n}
+		}
+		for round := 0; round < max(f.repeat, 1); round++ {
+			for j := range variants {
+				k := j
+				if round%2 == 1 {
+					k = len(variants) - 1 - j // alternate the order: no engine always runs first
+				}
+				v := variants[k]
+				spec := tmpl
+				spec.Engine, spec.TableSize = v.engine, n
+				if v.engine == "strata" {
+					spec.Config.CacheBytes, spec.Config.CompressedShare = strataCache, v.share
+				}
+				// One directory per engine and size, so that the Strata
+				// runs at each R share a load, and a later sweep of another
+				// workload or distribution with --keep reuses them all.
+				res, err := r.runIn(ctx, spec, fmt.Sprintf("%s-%d", v.engine, n))
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err != nil {
+					failed++
+					point[k].Error = err.Error()
+					fmt.Fprintf(stderr, "%s at %s: %v\n", v.label, values[i], err)
+					continue
+				}
+				results[k] = append(results[k], res)
+				if f.repeat > 1 {
+					point[k].TxnPerSec = append(point[k].TxnPerSec, res.TxnPerSec)
 				}
 			}
-			runs = append(runs, run)
 		}
+		for k := range point {
+			if res := medianRun(results[k]); res != nil {
+				point[k].Result, point[k].Error = res, ""
+				if memLimit > 0 && res.LogicalBytes > 0 {
+					point[k].X = float64(res.LogicalBytes) / float64(memLimit)
+				}
+			}
+		}
+		runs = append(runs, point...)
 	}
 	if err := writeSizeSweepTable(stdout, runs, values); err != nil {
 		return err
@@ -242,6 +265,26 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 		return fmt.Errorf("%d of %d runs failed (see above)", failed, len(runs))
 	}
 	return nil
+}
+
+// medianRun returns the run of median throughput (the lower of the two
+// middle ones for an even count), or nil if there is none.
+func medianRun(results []*bench.Result) *bench.Result {
+	if len(results) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(results)
+	slices.SortFunc(sorted, func(a, b *bench.Result) int { return cmp.Compare(a.TxnPerSec, b.TxnPerSec) })
+	return sorted[(len(sorted)-1)/2]
+}
+
+// spread is the range of a point's throughputs over their median, as
+// "±x%" (half the range), or "" for a single run.
+func spread(run sizeRun) string {
+	if len(run.TxnPerSec) < 2 || run.Result == nil || run.Result.TxnPerSec <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("±%.0f%%", 50*(slices.Max(run.TxnPerSec)-slices.Min(run.TxnPerSec))/run.Result.TxnPerSec)
 }
 
 // runIn runs spec in the subdirectory sub of the work directory (created,
@@ -311,11 +354,11 @@ func summarize(runs []sizeRun, values []string) []sizeSummary {
 func writeSizeSweepTable(w io.Writer, runs []sizeRun, values []string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w)
-	fmt.Fprintln(tw, "data\tdata/mem\tengine\ttxn/s\tp50\tp99\thit U\thit C\tmiss\tfinal R\ton disk\tcgroup peak\t")
+	fmt.Fprintln(tw, "data\tdata/mem\tengine\ttxn/s\truns\tp50\tp99\thit U\thit C\tmiss\tfinal R\ton disk\tcgroup peak\t")
 	for _, run := range runs {
 		res := run.Result
 		if res == nil {
-			fmt.Fprintf(tw, "%s\t%.2f\t%s\tfailed\t\t\t\t\t\t\t\t\t\n", run.Value, run.X, run.Label)
+			fmt.Fprintf(tw, "%s\t%.2f\t%s\tfailed\t\t\t\t\t\t\t\t\t\t\n", run.Value, run.X, run.Label)
 			continue
 		}
 		metric := func(k string) string {
@@ -328,8 +371,8 @@ func writeSizeSweepTable(w io.Writer, runs []sizeRun, values []string) error {
 		if v, ok := res.Metrics[shareMetric]; ok {
 			share = fmt.Sprintf("%.2f", v)
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", run.Value, run.X, run.Label, res.TxnPerSec,
-			formatMicros(res.P50us), formatMicros(res.P99us), metric("pool.hit_ratio_uncompressed"),
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", run.Value, run.X, run.Label, res.TxnPerSec,
+			spread(run), formatMicros(res.P50us), formatMicros(res.P99us), metric("pool.hit_ratio_uncompressed"),
 			metric("pool.hit_ratio_compressed"), metric("pool.miss_ratio"), share, formatSize(res.DiskBytes), cgroupPeak(res))
 	}
 	if err := tw.Flush(); err != nil {

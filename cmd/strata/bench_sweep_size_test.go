@@ -74,3 +74,25 @@ func TestSizeSweepSummary(t *testing.T) {
 		t.Fatalf("plot of failed runs only: %v", err)
 	}
 }
+
+// TestMedianRun: with --repeat, a point reports its run of median
+// throughput (the lower middle for an even count) and the spread of all.
+func TestMedianRun(t *testing.T) {
+	if medianRun(nil) != nil {
+		t.Fatal("median of no run")
+	}
+	a, b, c, d := sizeResult(300, nil), sizeResult(100, nil), sizeResult(200, nil), sizeResult(400, nil)
+	if got := medianRun([]*bench.Result{a, b, c}); got != c {
+		t.Errorf("median of 300, 100, 200: %.0f", got.TxnPerSec)
+	}
+	if got := medianRun([]*bench.Result{a, b, c, d}); got != c {
+		t.Errorf("median of 300, 100, 200, 400: %.0f, want the lower middle 200", got.TxnPerSec)
+	}
+	run := sizeRun{Result: c, TxnPerSec: []float64{300, 100, 200}}
+	if got := spread(run); got != "±50%" {
+		t.Errorf("spread of 100-300 around 200: %q", got)
+	}
+	if got := spread(sizeRun{Result: c, TxnPerSec: []float64{200}}); got != "" {
+		t.Errorf("spread of one run: %q", got)
+	}
+}
