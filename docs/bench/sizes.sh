@@ -3,13 +3,13 @@
 # (issue 9). Run from a directory on a real disk (not tmpfs) holding the
 # binaries:
 #   go build -o strata ./cmd/strata && (cd bench && go build -o ../strata-bench-peers ./cmd/strata-bench-peers)
-# Each sweep takes 10-20 minutes on 2 vCPUs; the loads are kept in d-<dataset>
-# and reused by the later sweeps. Results: sz/<name>.{txt,json,png}.
+# Each sweep takes about 8 minutes on 2 vCPUs (the first, 3 runs a point,
+# about 35); the loads are kept in d-<dataset> and reused by the later sweeps. Results: sz/<name>.{txt,json,png}.
 set -u
 mkdir -p sz
 S="./strata bench sweep --param table-size --peers-bin ./strata-bench-peers --mem-limit 64MiB --cache 32MiB \
    --strata-cache fill --strata-overhead 32MiB --warmup 6s --duration 5s --keep"
-FULL="--strata-r auto,0,0.25,0.5,0.75,0.95 --values 0.25x,0.5x,0.75x,1x,1.5x,2x,4x,8x"
+FULL="--strata-r auto,0,0.25,0.5,0.75,0.95 --values 0.25x,0.5x,1x,2x,4x,8x --repeat 3"
 SHORT="--strata-r auto,0,0.5,0.95 --values 0.25x,0.5x,1x,2x,4x,8x"
 one() { # name dataset workload distribution threads points
 	echo "== $1 $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
