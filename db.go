@@ -864,8 +864,9 @@ func (db *DB) background() {
 // Close waits for the operations in flight (reads, commits, transactions,
 // iterator moves) to finish, checkpoints and closes the database. Later
 // calls of any method, also on snapshots and iterators still open, return
-// ErrClosed. Close snapshots and iterators first: Close does not wait for
-// those merely open.
+// ErrClosed, except their Close, which only lets them go. Close does not
+// wait for snapshots and iterators merely open: the pages they kept are
+// freed by Close's checkpoint.
 func (db *DB) Close() error {
 	if db.closed.Swap(true) {
 		return ErrClosed

@@ -17,9 +17,9 @@ import (
 // the ungated paths (Key, an inline Value, Next and Prev inside the
 // window) load db.closed and read only fields Close never writes. The
 // list of open iterators (DB.iters, through newer and older) and the
-// snapshot counts are guarded by db.mu, which NewIter and Close each take
-// once; NewIter registers its snapshot under treeMu held shared, as
-// NewSnapshot does.
+// snapshot counts are guarded by db.mu; NewIter registers its snapshot
+// under treeMu held shared (takeSnapshot, as NewSnapshot does), then
+// itself in the list.
 
 // IterOptions bound an iterator: keys in [LowerBound, UpperBound). Nil
 // bounds are open.

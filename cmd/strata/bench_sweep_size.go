@@ -41,8 +41,9 @@ type sizeRun struct {
 	Result *bench.Result `json:"result,omitempty"` // the median run's (by txn/s) with --repeat
 	Error  string        `json:"error,omitempty"`
 	// TxnPerSec are the throughputs of every run with --repeat, in the
-	// order run.
+	// order run; Failed counts the runs that failed (Error is the last's).
 	TxnPerSec []float64 `json:"txn_per_sec_runs,omitempty"`
+	Failed    int       `json:"failed_runs,omitempty"`
 }
 
 type sizeSweepReport struct {
@@ -200,10 +201,7 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 		}
 		for round := 0; round < max(f.repeat, 1); round++ {
 			for j := range variants {
-				k := j
-				if round%2 == 1 {
-					k = len(variants) - 1 - j // alternate the order: no engine always runs first
-				}
+				k := (j + round) % len(variants) // rotate the order: no engine always runs first
 				v := variants[k]
 				spec := tmpl
 				spec.Engine, spec.TableSize = v.engine, n
@@ -219,7 +217,7 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 				}
 				if err != nil {
 					failed++
-					point[k].Error = err.Error()
+					point[k].Error, point[k].Failed = err.Error(), point[k].Failed+1
 					fmt.Fprintf(stderr, "%s at %s: %v\n", v.label, values[i], err)
 					continue
 				}
@@ -231,7 +229,7 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 		}
 		for k := range point {
 			if res := medianRun(results[k]); res != nil {
-				point[k].Result, point[k].Error = res, ""
+				point[k].Result = res
 				if memLimit > 0 && res.LogicalBytes > 0 {
 					point[k].X = float64(res.LogicalBytes) / float64(memLimit)
 				}
@@ -262,7 +260,7 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 	}
 	fmt.Fprintf(stderr, "results written to %s, plot to %s\n", jsonPath, plotPath)
 	if failed > 0 {
-		return fmt.Errorf("%d of %d runs failed (see above)", failed, len(runs))
+		return fmt.Errorf("%d of %d runs failed (see above)", failed, len(runs)*max(f.repeat, 1))
 	}
 	return nil
 }
@@ -281,10 +279,14 @@ func medianRun(results []*bench.Result) *bench.Result {
 // spread is the range of a point's throughputs over their median, as
 // "±x%" (half the range), or "" for a single run.
 func spread(run sizeRun) string {
-	if len(run.TxnPerSec) < 2 || run.Result == nil || run.Result.TxnPerSec <= 0 {
-		return ""
+	var s string
+	if len(run.TxnPerSec) >= 2 && run.Result != nil && run.Result.TxnPerSec > 0 {
+		s = fmt.Sprintf("±%.0f%%", 50*(slices.Max(run.TxnPerSec)-slices.Min(run.TxnPerSec))/run.Result.TxnPerSec)
 	}
-	return fmt.Sprintf("±%.0f%%", 50*(slices.Max(run.TxnPerSec)-slices.Min(run.TxnPerSec))/run.Result.TxnPerSec)
+	if run.Failed > 0 {
+		s = strings.TrimSpace(fmt.Sprintf("%s %d failed", s, run.Failed))
+	}
+	return s
 }
 
 // runIn runs spec in the subdirectory sub of the work directory (created,

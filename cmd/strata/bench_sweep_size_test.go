@@ -95,4 +95,7 @@ func TestMedianRun(t *testing.T) {
 	if got := spread(sizeRun{Result: c, TxnPerSec: []float64{200}}); got != "" {
 		t.Errorf("spread of one run: %q", got)
 	}
+	if got := spread(sizeRun{Result: c, TxnPerSec: []float64{100, 200}, Failed: 1}); got != "±25% 1 failed" {
+		t.Errorf("spread with a failed run: %q", got)
+	}
 }

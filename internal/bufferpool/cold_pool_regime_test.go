@@ -11,7 +11,7 @@ import (
 
 // TestControllerWarmsUpFromColdPool: a pool that starts empty, on data
 // twice its budget read uniformly from a simulated 100 µs device, whose own
-// compressions (zstd-9 here; zstd on a loaded host in the sysbench case)
+// compressions (zstd-19 here; zstd on a loaded host in the sysbench case)
 // cost more than the misses their images save. The best R is high: every
 // page keeps the image it was read from, so demotions compress nothing and
 // the images hold most of the data. The first turnover of the frames
@@ -51,7 +51,7 @@ func TestControllerWarmsUpFromColdPool(t *testing.T) {
 }
 
 // TestControllerWaitsForWarmUp: while a cold pool has not yet turned its
-// frames over once, the controller takes no step and the gate keeps
+// frames over once (warmedUp), the controller takes no step and the gate keeps
 // compressions on, whatever the warm-up's compressions cost (zstd-19 here);
 // decisions come once the frames have turned over and the images filled.
 func TestControllerWaitsForWarmUp(t *testing.T) {
@@ -68,7 +68,10 @@ func TestControllerWaitsForWarmUp(t *testing.T) {
 	for i := 0; i < 400 && !warm; i++ {
 		readUniform(t, p, n, rng, 100)
 		st := p.Stats()
-		if st.Evictions < int64(2*st.Frames) { // within the first turnover, by any count
+		// Within the first turnover: the frames only shrink while the
+		// images fill, so fewer evictions than frames now is fewer than
+		// the frames at any earlier decision.
+		if st.Evictions < int64(st.Frames) {
 			if st.ControllerSteps != 0 || !st.Compressing {
 				t.Fatalf("the controller acted during the warm-up (%d evictions, %d frames): %d steps, R %.2f, compressing %v", st.Evictions, st.Frames, st.ControllerSteps, st.Share, st.Compressing)
 			}

@@ -47,13 +47,15 @@ import (
 // in [MinShare, 1 − MinShare]. A step starts from where the images really
 // are when R is beyond it (a tier that does not use its share is not
 // limited by R), so R never drifts where it changes nothing. A step down
-// stops at α/(1+α) (copiesFloor), where the regime changes, while images
-// still pay; only the far view below (the depth histogram, depth.go)
-// takes R under it then.
+// stops at α/(1+α) + 0.02 (copiesFloor), where the regime changes, while
+// images still pay, and crosses only after floorPatience decisions that
+// want lower; the far view below (the depth histogram, depth.go) may take
+// R under it at once.
 //
-// Nothing is decided during the warm-up (warmedUp): until the memory is
-// full and the frames have turned over, the costs and hits are those of a
-// pool filling up, not of its steady state.
+// Nothing is decided and the gate judges nothing during the warm-up
+// (warmedUp): until the memory is full and the frames have turned over,
+// the costs and hits are those of a pool filling up, not of its steady
+// state.
 //
 // The gate (auto mode only): once memory is full and the images have
 // turned over, if the hits on images that compressing demotions made saved
@@ -198,6 +200,9 @@ type controller struct {
 	// counts the frame evictions since its memory was first full.
 	warm          bool
 	warmEvictions int64
+	// floorHeld counts the decisions in a row that wanted R below
+	// copiesFloor and were held there.
+	floorHeld int
 }
 
 const (
@@ -285,6 +290,18 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	case gainU > 0 && gainU > lossC*(1+hysteresis):
 		dir = -1
 	}
+	floor := copiesFloor(alpha)
+	if dir < 0 && math.Abs(r-floor) <= 0.01 && ev.cOnMiss > 0 && c.imagesPay(alpha) {
+		// At the floor and the climb wants lower: hold for floorPatience
+		// decisions (the gate's judgement can change the costs: with
+		// compressions off an image hit no longer pays for one), then
+		// let the climb cross.
+		if c.floorHeld++; c.floorHeld <= floorPatience {
+			dir = 0
+		}
+	} else {
+		c.floorHeld = 0
+	}
 	if dir == 0 {
 		c.step = math.Max(minStep, c.step*0.8)
 		return r
@@ -303,11 +320,15 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 		from = usage // images below R: lowering R to their use changes nothing
 	}
 	next := math.Min(1-c.minShare, math.Max(c.minShare, from+float64(dir)*c.step))
-	if floor := copiesFloor(alpha); dir < 0 && r >= floor && next < floor && ev.cOnMiss > 0 && c.imagesPay(alpha) {
-		next = math.Max(floor, c.minShare) // the far view alone goes below (copiesFloor)
+	if dir < 0 && r > floor+0.01 && next < floor && ev.cOnMiss > 0 && c.imagesPay(alpha) {
+		next = math.Max(floor, c.minShare) // a step stops at the floor (copiesFloor)
 	}
 	return next
 }
+
+// floorPatience is how many decisions in a row the hill climb holds R at
+// copiesFloor while it wants lower, before it crosses.
+const floorPatience = 8
 
 // imagesPay reports whether, by the measured device and codec, memory given
 // to images saves more than it costs with pages re-read uniformly: a byte
@@ -326,9 +347,10 @@ func (c *controller) imagesPay(alpha float64) bool {
 // are exclusive, so the step across changes the regime rather than the
 // split: the time per access measured on one side says little about the
 // other. While the compressed ghost still sees misses the images would
-// serve and the device and codec say images pay (imagesPay), the hill
-// climb does not cross it downwards; only the far view (lowerShare), which
-// predicts the whole time per access at the lower R, takes R below it.
+// serve and the device and codec say images pay (imagesPay), a hill-climb
+// step down stops there, and R stays for floorPatience decisions that
+// want lower before the climb crosses; the far view (lowerShare), which
+// predicts the whole time per access at the lower R, may go below at once.
 func copiesFloor(alpha float64) float64 { return alpha/(1+alpha) + 0.02 }
 
 func (p *Pool) controlLoop() {

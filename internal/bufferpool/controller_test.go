@@ -153,3 +153,44 @@ func TestControllerStartsFromUse(t *testing.T) {
 		t.Errorf("images win, images use 0.6 of memory, R was 0.1: R = %.3f, want ≥ 0.6", r)
 	}
 }
+
+// TestControllerHoldsAtCopiesFloor: with the frames winning by the ghosts
+// but the compressed ghost still seeing misses on a device where images
+// pay, the hill climb stops at α/(1+α) + 0.02, holds there for
+// floorPatience decisions without counting steps, then crosses; where
+// images do not pay (decompression dearer than a disk read), it does not
+// stop.
+func TestControllerHoldsAtCopiesFloor(t *testing.T) {
+	const alpha = 0.5
+	floor := copiesFloor(alpha)
+	c := testController()
+	r := 0.9
+	for i := 0; i < 40 && r > floor+0.01; i++ {
+		r = c.decide(r, r, alpha, fullMem, ghosts(100, 10))
+	}
+	if r < floor || r > floor+0.01 {
+		t.Fatalf("frames win, images pay: R = %.3f, want the floor %.3f", r, floor)
+	}
+	held, steps := r, c.adjustments
+	for i := 0; i < floorPatience; i++ {
+		if r = c.decide(r, r, alpha, fullMem, ghosts(100, 10)); r != held {
+			t.Fatalf("decision %d at the floor: R = %.3f, want it held at %.3f", i, r, held)
+		}
+	}
+	if c.adjustments != steps {
+		t.Errorf("%d steps counted while R was held at the floor", c.adjustments-steps)
+	}
+	if r = c.decide(r, r, alpha, fullMem, ghosts(100, 10)); r >= floor {
+		t.Errorf("after %d decisions held at the floor: R = %.3f, want below it", floorPatience, r)
+	}
+	// Decompression dearer than a disk read: no floor.
+	c = testController()
+	c.tDisk.v, c.tDecom.v = float64(5*time.Microsecond), float64(80*time.Microsecond)
+	r = 0.9
+	for i := 0; i < 40; i++ {
+		r = c.decide(r, r, alpha, fullMem, ghosts(100, 10))
+	}
+	if r != 0.05 {
+		t.Errorf("images do not pay: R = %.3f, want 0.05", r)
+	}
+}

@@ -38,8 +38,8 @@ var (
 	ErrClosed = errors.New("bufferpool: closed")
 	// ErrNoFrame: no frame of the page's partition can be freed, so no
 	// page can be brought in: every frame is pinned (callers hold too many
-	// pages at once for the cache size) or dirty and the store cannot
-	// write it back (the error wraps the store's).
+	// pages at once for the cache size), or dirty and the store cannot
+	// write it back (the error then wraps the store's), for 10 s.
 	ErrNoFrame = errors.New("bufferpool: no frame can be freed")
 	// ErrPinned: FreePage of a page that is in use.
 	ErrPinned = errors.New("bufferpool: page is pinned")
