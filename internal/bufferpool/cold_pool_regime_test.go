@@ -1,7 +1,6 @@
 package bufferpool
 
 import (
-	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -26,11 +25,7 @@ func TestControllerWarmsUpFromColdPool(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("the controller reads real codec and device times: not under -short or -race")
 	}
-	slow, err := codec.Parse("zstd-19")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, n := simPool(t, 2, hotSetBudget, -1, 100*time.Microsecond, func(o *Options) { o.Codec, o.ControllerInterval = slow, 5*time.Millisecond })
+	p, n := coldSlowPool(t, hotSetBudget, 5*time.Millisecond)
 	rng := rand.New(rand.NewPCG(3, 4))
 	var trace []float64
 	for i := 0; i < 20; i++ {
@@ -58,11 +53,7 @@ func TestControllerWaitsForWarmUp(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("the controller reads real codec and device times: not under -short or -race")
 	}
-	slow, err := codec.Parse("zstd-19")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, n := simPool(t, 2, 32<<20, -1, 100*time.Microsecond, func(o *Options) { o.Codec, o.ControllerInterval = slow, 20*time.Millisecond })
+	p, n := coldSlowPool(t, 32<<20, 20*time.Millisecond)
 	rng := rand.New(rand.NewPCG(5, 6))
 	warm := false
 	for i := 0; i < 400 && !warm; i++ {
@@ -96,13 +87,17 @@ func readUniform(t *testing.T, p *Pool, n uint64, rng *rand.Rand, k int) {
 		if i%3 != 0 {
 			id = PageID(rng.Uint64N(n / 50)) // the branches: hot
 		}
-		pg, err := p.Get(id, Shared)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := PageID(binary.LittleEndian.Uint64(pg.Data())); got != id {
-			t.Fatalf("page %d holds page %d", id, got)
-		}
-		pg.Release()
+		readSimPage(t, p, id)
 	}
+}
+
+// coldSlowPool is a simPool of data twice budget on a 100 µs device, auto
+// R from 0.5, whose own compressions use zstd-19 (slower than the misses
+// they save), with the controller's interval given.
+func coldSlowPool(t *testing.T, budget int, interval time.Duration) (*Pool, uint64) {
+	slow, err := codec.Parse("zstd-19")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return simPool(t, 2, budget, -1, 100*time.Microsecond, func(o *Options) { o.Codec, o.ControllerInterval = slow, interval })
 }

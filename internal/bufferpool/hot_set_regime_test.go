@@ -125,15 +125,21 @@ func readSpecial(t *testing.T, p *Pool, n uint64, rng *rand.Rand, k int) {
 		} else {
 			id = PageID(res%(n/100) + n/2 - n/200)
 		}
-		pg, err := p.Get(id, Shared)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := PageID(binary.LittleEndian.Uint64(pg.Data())); got != id {
-			t.Fatalf("page %d holds page %d", id, got)
-		}
-		pg.Release()
+		readSimPage(t, p, id)
 	}
+}
+
+// readSimPage reads page id of a simPool store and checks it.
+func readSimPage(t *testing.T, p *Pool, id PageID) {
+	t.Helper()
+	pg, err := p.Get(id, Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := PageID(binary.LittleEndian.Uint64(pg.Data())); got != id {
+		t.Fatalf("page %d holds page %d", id, got)
+	}
+	pg.Release()
 }
 
 // TestFixedShareTakesNoStep: with R fixed, the controller still reports
