@@ -12,3 +12,12 @@ run iobound --engines strata,bbolt,pebble --workload oltp_write_only --table-siz
 run iobound-24 --engines strata --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/d-io --keep
 run iobound-4k --engines strata --page-size 4KiB --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/d-io4k --keep
 run iobound-bbolt --engines bbolt --workload oltp_write_only --table-size 2700000 --cache 32MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/d-io --keep
+# Final run of 2026-12-01 (fourth session), fresh directories, second round in the other order.
+run f-cached --engines strata,bbolt,pebble --workload oltp_read_only,oltp_write_only,oltp_insert --table-size 250000 --cache 128MiB --mem-limit 224MiB --warmup 3s --duration 12s --dir i10/f-cached --keep
+run f-sync8 --engines strata,bbolt,pebble --workload oltp_write_only --sync --threads 8 --table-size 250000 --cache 128MiB --mem-limit 224MiB --warmup 2s --duration 10s --dir i10/f-cached --keep
+run f-io16 --engines strata --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/f-io16 --keep
+run f-io4k --engines strata --page-size 4KiB --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/f-io4k --keep
+run f-iopeers --engines bbolt,pebble --workload oltp_write_only --table-size 2700000 --cache 32MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/f-iopeers --keep
+run f-iopeers-2 --engines bbolt,pebble --workload oltp_write_only --table-size 2700000 --cache 32MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/f-iopeers --keep
+run f-io4k-2 --engines strata --page-size 4KiB --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/f-io4k --keep
+run f-io16-2 --engines strata --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/f-io16 --keep
