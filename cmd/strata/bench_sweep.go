@@ -115,7 +115,7 @@ func runBenchSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlag
 	if f.param == "table-size" {
 		return runSizeSweep(ctx, stdout, stderr, f)
 	}
-	if f.repeat != 1 {
+	if f.repeat > 1 {
 		return fmt.Errorf("--repeat: only for --param table-size")
 	}
 	tmpl, err := f.specTemplate()
