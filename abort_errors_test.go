@@ -23,6 +23,7 @@ func TestCommitThatCannotBeUndoneShowsNothing(t *testing.T) {
 		opts := memOptions(fs)
 		opts.CacheSize = 256 << 10 // small: changed pages are written back and evicted during the commit
 		opts.CheckpointWAL = 1 << 40
+		opts.CheckpointReplaced = -1
 		db, err := Open("db", opts)
 		if err != nil {
 			t.Fatal(err)

@@ -16,6 +16,7 @@ func TestBatchChunks(t *testing.T) {
 	fs := vfs.NewMem()
 	opts := memOptions(fs)
 	opts.CheckpointWAL = 1 << 40
+	opts.CheckpointReplaced = -1
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)

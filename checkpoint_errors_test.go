@@ -19,6 +19,7 @@ func TestCheckpointFailingAfterItsMetaPageKeepsItsTree(t *testing.T) {
 	opts := memOptions(fs)
 	opts.Sync = SyncNever
 	opts.CheckpointWAL = 1 << 40
+	opts.CheckpointReplaced = -1
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)

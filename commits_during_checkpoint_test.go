@@ -47,7 +47,7 @@ func (f *segmentGateFile) WriteAt(p []byte, off int64) (int, error) {
 func TestCommitsDuringCheckpoint(t *testing.T) {
 	const rows, during = 20000, 20
 	mem := vfs.NewMem()
-	opts := &Options{PageSize: 4096, CacheSize: 8 << 20, Partitions: 1, Codec: "lz4", CheckpointWAL: 1 << 40, fs: mem}
+	opts := &Options{PageSize: 4096, CacheSize: 8 << 20, Partitions: 1, Codec: "lz4", CheckpointWAL: 1 << 40, CheckpointReplaced: -1, fs: mem}
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ func TestSnapshotAfterFailedCommit(t *testing.T) {
 	opts := memOptions(fs)
 	opts.CacheSize = 256 << 10 // small: the failing commit reads the store
 	opts.CheckpointWAL = 1 << 40
+	opts.CheckpointReplaced = -1
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)

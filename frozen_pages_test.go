@@ -56,6 +56,7 @@ func TestFrozenPagesNeverChangeInPlace(t *testing.T) {
 	opts := memOptions(fs)
 	opts.CacheSize = 4 << 20 // the checked pages stay cached: a changed frame is seen
 	opts.CheckpointWAL = 1 << 40
+	opts.CheckpointReplaced = -1
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)

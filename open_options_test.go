@@ -25,6 +25,8 @@ func TestOpenRefusesBadOptionsWithoutCreating(t *testing.T) {
 		"page size 5000":   func(o *Options) { o.PageSize = 5000 },
 		"codec":            func(o *Options) { o.Codec = "nope" },
 		"sync mode":        func(o *Options) { o.Sync = 7 },
+		"replaced 1.5":     func(o *Options) { o.CheckpointReplaced = 1.5 },
+		"replaced NaN":     func(o *Options) { o.CheckpointReplaced = math.NaN() },
 	}
 	for name, mutate := range bad {
 		t.Run(name, func(t *testing.T) {

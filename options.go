@@ -74,6 +74,17 @@ type Options struct {
 	// CheckpointWAL is the WAL size in bytes after which a background
 	// checkpoint runs; it bounds recovery time. Default 64 MiB.
 	CheckpointWAL int64
+	// CheckpointReplaced is the share of the store's pages (0..1] that
+	// commits may replace after a checkpoint before a background
+	// checkpoint runs, however small the WAL; never fewer pages than the
+	// cache holds. A page of the last checkpoint's tree is copied the first
+	// time a commit changes it, and the old copy stays on disk until the
+	// next checkpoint, so this bounds the space those copies take: about
+	// that share of the store. Larger values trade space for fewer
+	// checkpoints and less cleaning (docs/BENCHMARKS.md, "Space under
+	// sustained updates"). Default 0.25; negative: only CheckpointWAL
+	// starts checkpoints.
+	CheckpointReplaced float64
 	// Logger receives rare events. Default: discard.
 	Logger *slog.Logger
 	// FlashCache is a second-level cache of clean pages on a faster
@@ -146,6 +157,12 @@ func (o *Options) withDefaults() (Options, codec.Codec, error) {
 	}
 	if d.CheckpointWAL == 0 {
 		d.CheckpointWAL = 64 << 20
+	}
+	if d.CheckpointReplaced == 0 {
+		d.CheckpointReplaced = 0.25
+	}
+	if d.CheckpointReplaced > 1 || d.CheckpointReplaced != d.CheckpointReplaced {
+		return d, nil, fmt.Errorf("strata: CheckpointReplaced %v not in (0, 1] (or negative: off)", d.CheckpointReplaced)
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)

@@ -41,7 +41,7 @@ func TestRecoveryMemoryChild(t *testing.T) {
 	if !ok {
 		t.Skip("child of TestRecoveryMemoryBound")
 	}
-	opts := &Options{CacheSize: recoveryCache, CheckpointWAL: 1 << 40, Sync: SyncNever}
+	opts := &Options{CacheSize: recoveryCache, CheckpointWAL: 1 << 40, CheckpointReplaced: -1, Sync: SyncNever}
 	lastLSN := func(db *DB) uint64 {
 		db.mu.RLock()
 		defer db.mu.RUnlock()

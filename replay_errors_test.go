@@ -17,6 +17,7 @@ func TestReplayReadErrorIsNotCorruption(t *testing.T) {
 	fs := vfs.NewMem()
 	opts := memOptions(fs)
 	opts.CheckpointWAL = 1 << 30 // keep every commit in the WAL
+	opts.CheckpointReplaced = -1
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)

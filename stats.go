@@ -36,9 +36,15 @@ type Stats struct {
 	// CheckpointFreezeTime the part of it during which commits waited
 	// (the freeze, under the writer lock).
 	CheckpointTime, CheckpointFreezeTime time.Duration
-	Store                                pagestore.Stats
-	Pool                                 bufferpool.Stats
-	WAL                                  wal.Stats
+	// SpaceWaits counts commits that waited for a checkpoint because
+	// commits had replaced Options.CheckpointReplaced of the store's pages
+	// while the previous checkpoint was still running; SpaceWaitTime is
+	// the time they waited (docs/ARCHITECTURE.md, "Checkpoints").
+	SpaceWaits    int64
+	SpaceWaitTime time.Duration
+	Store         pagestore.Stats
+	Pool          bufferpool.Stats
+	WAL           wal.Stats
 	// FlashCache is the flash cache's (Options.FlashCache; zero without
 	// one): hits, misses, admissions and drops, bytes written, evictions,
 	// stale rejects, errors, rebuild time.
@@ -58,6 +64,8 @@ func (db *DB) Stats() Stats {
 
 		CheckpointTime:       time.Duration(db.st.checkpointNanos.Load()),
 		CheckpointFreezeTime: time.Duration(db.st.freezeNanos.Load()),
+		SpaceWaits:           db.st.spaceWaits.Load(),
+		SpaceWaitTime:        time.Duration(db.st.spaceWaitNanos.Load()),
 		DeferredFrees:        db.st.deferredFrees.Load(),
 		OrphansFreed:         db.st.orphansFreed.Load(),
 	}

@@ -79,7 +79,7 @@ func recoveryParent(out io.Writer, f recoveryFlags) error {
 }
 
 func recoveryChild(f recoveryFlags) error {
-	db, err := strata.Open(f.dir, &strata.Options{Sync: strata.SyncNever, CheckpointWAL: 1 << 40})
+	db, err := strata.Open(f.dir, &strata.Options{Sync: strata.SyncNever, CheckpointWAL: 1 << 40, CheckpointReplaced: -1})
 	if err != nil {
 		return err
 	}

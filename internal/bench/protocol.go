@@ -83,6 +83,10 @@ type Result struct {
 	// the engine directory's size after the load (and a Flush).
 	LogicalBytes int64 `json:"logical_bytes"`
 	DiskBytes    int64 `json:"disk_bytes"`
+	// DiskBytesAfter is the directory's size at the end of the measured
+	// phase, before the engine closes: what a writing workload grew (or
+	// shrank) it to.
+	DiskBytesAfter int64 `json:"disk_bytes_after"`
 	// Device I/O of the child process in the measured phase
 	// (/proc/self/io read_bytes/write_bytes), per transaction, and the
 	// bytes the workload asked to write, for write amplification.

@@ -156,6 +156,9 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 			res.WriteAmp = float64(written) / float64(res.UserWriteBytes)
 		}
 	}
+	if res.DiskBytesAfter, err = dirSize(cfg.Dir); err != nil {
+		return nil, err
+	}
 	res.Metrics = eng.Metrics()
 	if res.Metrics == nil {
 		res.Metrics = map[string]float64{}

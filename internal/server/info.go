@@ -165,6 +165,7 @@ func StatsFields(st strata.Stats) []StatsField {
 		{"txid", st.TxID, "last committed transaction"},
 		{"snapshots", st.Snapshots, "open snapshots"},
 		{"pending_free_pages", st.PendingFreePages, "pages of old versions waiting to be freed"},
+		{"space_waits", st.SpaceWaits, "commits that waited for a checkpoint to free old copies"},
 		{"cache_size", p.CacheSize, "buffer pool budget, bytes"},
 		{"page_size", s.PageSize, "bytes"},
 		{"hit_ratio_uncompressed", f3(p.HitRatioU), "H_u"},
