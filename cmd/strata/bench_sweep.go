@@ -25,6 +25,7 @@ type sweepCmdFlags struct {
 	strataR        string // Strata's R values at every point
 	strataCache    string // Strata's cache: "" (--cache), "fill" or a size
 	strataOverhead string // what Strata's process takes beyond its cache, for "fill"
+	strataPageSize string // Strata's page sizes: a load and a run per R at each
 	repeat         int    // runs of each engine at each size; the median is reported
 }
 
@@ -86,6 +87,7 @@ table ends with Strata against the best peer and the best fixed R.`,
 		"; table-size "+sweepParams["table-size"].defaults+", rows or multiples of --mem-limit)")
 	fl.StringVar(&f.strataR, "strata-r", "", "table-size: Strata's R at every point, comma-separated (auto, or numbers in [0, 1]; default --r)")
 	fl.StringVar(&f.strataCache, "strata-cache", "", "table-size: Strata's cache: a size, or fill (the memory limit less --strata-overhead); default --cache")
+	fl.StringVar(&f.strataPageSize, "strata-page-size", "", "table-size: Strata's page sizes, comma-separated (4KiB..64KiB): a load per size and page size, a run per page size and --strata-r value (default --page-size)")
 	fl.StringVar(&f.strataOverhead, "strata-overhead", "24MiB", "table-size: memory Strata's process uses beyond its cache (Go runtime, store and WAL buffers), for --strata-cache fill")
 	fl.IntVar(&f.repeat, "repeat", 1, "table-size: runs of each engine at each size, in alternating order; the table and plot give each one's median run")
 	fl.StringVar(&f.plotPath, "plot", "", "PNG to draw (default bench-sweep-<param>.png)")
@@ -117,6 +119,9 @@ func runBenchSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlag
 	}
 	if f.repeat > 1 {
 		return fmt.Errorf("--repeat: only for --param table-size")
+	}
+	if f.strataPageSize != "" {
+		return fmt.Errorf("--strata-page-size: only for --param table-size (--param page-size sweeps the page size; --page-size sets it)")
 	}
 	tmpl, err := f.specTemplate()
 	if err != nil {
