@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,6 +101,75 @@ func TestBenchSweepEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "hit_ratio") {
 		t.Errorf("no hit ratio column:\n%s", stdout.String())
+	}
+}
+
+// TestSizeSweepEndToEnd: a data-size sweep of Strata at two page sizes
+// and two R values on tiny tables. Each page size loads its own copy of
+// the data at each size, every (page size, R) pair runs on its page size's
+// load, and the JSON, the table and the plot show every variant.
+func TestSizeSweepEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes for several seconds")
+	}
+	dir := t.TempDir()
+	f := sweepCmdFlags{benchFlags: tinyBench(t), param: "table-size", values: "1000,3000",
+		strataR: "auto,0.5", strataPageSize: "4KiB,16KiB", plotPath: filepath.Join(dir, "sizes.png")}
+	f.workloads, f.memLimit, f.duration, f.keep = "oltp_point_select", "64MiB", 500*time.Millisecond, true
+	f.jsonPath = filepath.Join(dir, "sizes.json")
+	var stdout, stderr bytes.Buffer
+	if err := runBenchSweep(context.Background(), &stdout, &stderr, f); err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
+	}
+	if st, err := os.Stat(f.plotPath); err != nil || st.Size() == 0 {
+		t.Errorf("no plot: %v", err)
+	}
+	b, err := os.ReadFile(f.jsonPath)
+	must(t, err)
+	var rep sizeSweepReport
+	must(t, json.Unmarshal(b, &rep))
+	var labels []string
+	for _, run := range rep.Runs {
+		labels = append(labels, run.Value+" "+run.Label)
+		if run.Result == nil {
+			t.Errorf("%s at %s: no result (%s)", run.Label, run.Value, run.Error)
+			continue
+		}
+		want := map[string]int{"strata 4KiB": 4096, "strata 16KiB": 16384}[strings.TrimSuffix(strings.TrimSuffix(run.Label, " R=auto"), " R=0.5")]
+		if want == 0 || run.PageSize != want || !strings.Contains(run.Result.Describe, fmt.Sprintf("%d KiB pages", want>>10)) {
+			t.Errorf("%s at %s: page size %d, engine says %q", run.Label, run.Value, run.PageSize, run.Result.Describe)
+		}
+		// The measured runs reuse the load of their page size.
+		if !containsNote(run.Result.Notes, "reused") {
+			t.Errorf("%s at %s did not reuse its page size's load: %q", run.Label, run.Value, run.Result.Notes)
+		}
+	}
+	if len(rep.Runs) != 8 {
+		t.Errorf("%d runs, want 2 sizes × 2 page sizes × 2 R: %q", len(rep.Runs), labels)
+	}
+	// Both loads at each size, each in its own directory (kept: --keep).
+	for _, sub := range []string{"strata-4KiB-1000", "strata-16KiB-1000", "strata-4KiB-3000", "strata-16KiB-3000"} {
+		b, err := os.ReadFile(filepath.Join(f.dir, sub, "load.json"))
+		if err != nil {
+			t.Errorf("no load in %s: %v", sub, err)
+			continue
+		}
+		var m struct {
+			PageSize  int   `json:"page_size"`
+			TableSize int64 `json:"table_size"`
+		}
+		must(t, json.Unmarshal(b, &m))
+		if want := map[bool]int{true: 4096, false: 16384}[strings.Contains(sub, "4KiB")]; m.PageSize != want {
+			t.Errorf("%s holds page size %d, want %d", sub, m.PageSize, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "strata-1000")); err == nil {
+		t.Error("a sweep of two page sizes used the one-page-size directory strata-1000")
+	}
+	for _, want := range []string{"strata 4KiB R=auto", "strata 16KiB R=0.5", "best fixed R (same page)", "best page size at auto R"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ type sweepCmdFlags struct {
 	strataR        string // Strata's R values at every point
 	strataCache    string // Strata's cache: "" (--cache), "fill" or a size
 	strataOverhead string // what Strata's process takes beyond its cache, for "fill"
+	strataPageSize string // Strata's page sizes: a load and a run per R at each
 	repeat         int    // runs of each engine at each size; the median is reported
 }
 
@@ -60,16 +61,22 @@ The other flags are those of strata bench.
 --param table-size sweeps the data size at equal memory instead: every
 engine given (--engine strata,bbolt,... or all) runs at every size under
 the same --mem-limit, Strata once per --strata-r value (auto and fixed R
-side by side), with --strata-cache fill giving Strata a cache of the
-limit less --strata-overhead. Sizes are rows or multiples of the memory
-limit (0.5x: logical data half the limit). The plot is throughput per
-engine against data/memory, and Strata's hit ratios at automatic R; the
-table ends with Strata against the best peer and the best fixed R.`,
+side by side) and --strata-page-size value (each page size loads its own
+copy of the data at every size), with --strata-cache fill giving Strata
+a cache of the limit less --strata-overhead. Sizes are rows or multiples
+of the memory limit (0.5x: logical data half the limit). The plot is
+throughput per engine against data/memory, and Strata's hit ratios at
+automatic R (each page size's, in its own line style and marker); the
+table ends with Strata at automatic R against the best peer and the best
+fixed R of the same page size, and, with several page sizes, which page
+size's automatic R was fastest at each size.`,
 		Example: `  strata bench sweep --param r
   strata bench sweep --param cache --values 32MiB,64MiB,128MiB,256MiB --workload oltp_point_select
   strata bench sweep --param codec --values none,lz4,zstd,deflate --device ssd
   strata bench sweep --param table-size --engine all --mem-limit 96MiB --cache 32MiB --strata-cache fill \
-      --strata-r auto,0,0.25,0.5,0.75,0.95 --workload oltp_point_select --dir sizes --keep`,
+      --strata-r auto,0,0.25,0.5,0.75,0.95 --workload oltp_point_select --dir sizes --keep
+  strata bench sweep --param table-size --engine strata,bbolt --mem-limit 96MiB --cache 32MiB --strata-cache fill \
+      --strata-r auto,0.5 --strata-page-size 4KiB,16KiB --workload oltp_point_select --dir sizes --keep`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchSweep(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
@@ -86,6 +93,7 @@ table ends with Strata against the best peer and the best fixed R.`,
 		"; table-size "+sweepParams["table-size"].defaults+", rows or multiples of --mem-limit)")
 	fl.StringVar(&f.strataR, "strata-r", "", "table-size: Strata's R at every point, comma-separated (auto, or numbers in [0, 1]; default --r)")
 	fl.StringVar(&f.strataCache, "strata-cache", "", "table-size: Strata's cache: a size, or fill (the memory limit less --strata-overhead); default --cache")
+	fl.StringVar(&f.strataPageSize, "strata-page-size", "", "table-size: Strata's page sizes, comma-separated (powers of two, 4KiB..64KiB): a load per data size and page size, a run per page size and --strata-r value (default --page-size)")
 	fl.StringVar(&f.strataOverhead, "strata-overhead", "24MiB", "table-size: memory Strata's process uses beyond its cache (Go runtime, store and WAL buffers), for --strata-cache fill")
 	fl.IntVar(&f.repeat, "repeat", 1, "table-size: runs of each engine at each size, in alternating order; the table and plot give each one's median run")
 	fl.StringVar(&f.plotPath, "plot", "", "PNG to draw (default bench-sweep-<param>.png)")
@@ -117,6 +125,9 @@ func runBenchSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlag
 	}
 	if f.repeat > 1 {
 		return fmt.Errorf("--repeat: only for --param table-size")
+	}
+	if f.strataPageSize != "" {
+		return fmt.Errorf("--strata-page-size: only for --param table-size (--param page-size sweeps the page size; --page-size sets it)")
 	}
 	tmpl, err := f.specTemplate()
 	if err != nil {

@@ -20,26 +20,32 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/stratadb/strata/internal/bench"
+	"github.com/stratadb/strata/internal/pagestore"
 )
 
 // The data-size sweep (strata bench sweep --param table-size): every engine
 // under the same memory limit, the data from a fraction to a multiple of
 // that limit, Strata at automatic R and at fixed R values side by side at
-// every point. Its plot is throughput per engine against data/memory, and
-// Strata's hit ratios (at automatic R) under it.
+// every point, at one or several page sizes. Its plot is throughput per
+// engine against data/memory, and Strata's hit ratios (at automatic R, per
+// page size) under it.
 
-// sizeRun is one engine (Strata at one R) at one data size.
+// sizeRun is one engine (Strata at one page size and R) at one data size.
 type sizeRun struct {
-	Value  string        `json:"value"`  // as given: rows, or "2x" (a multiple of the memory limit)
-	X      float64       `json:"x"`      // logical data / memory limit
-	Label  string        `json:"label"`  // "bbolt", "strata R=auto", "strata R=0.25"
-	Engine string        `json:"engine"` // the engine
-	Share  float64       `json:"share"`  // Strata's R (-1 auto); 0 for peers
-	Rows   int64         `json:"rows"`
-	Result *bench.Result `json:"result,omitempty"` // the median run's (by txn/s) with --repeat
-	Error  string        `json:"error,omitempty"`
+	Value  string  `json:"value"`  // as given: rows, or "2x" (a multiple of the memory limit)
+	X      float64 `json:"x"`      // logical data / memory limit
+	Label  string  `json:"label"`  // "bbolt", "strata R=auto", "strata R=0.25"; "strata 4KiB R=auto" with several page sizes
+	Engine string  `json:"engine"` // the engine
+	Share  float64 `json:"share"`  // Strata's R (-1 auto); 0 for peers
+	// PageSize is Strata's page size in bytes (its default filled in); 0
+	// for peers.
+	PageSize int           `json:"page_size,omitempty"`
+	Rows     int64         `json:"rows"`
+	Result   *bench.Result `json:"result,omitempty"` // the median run's (by txn/s) with --repeat
+	Error    string        `json:"error,omitempty"`
 	// TxnPerSec are the throughputs of every run with --repeat, in the
 	// order run; Failed counts the runs that failed (Error is the last's).
 	TxnPerSec []float64 `json:"txn_per_sec_runs,omitempty"`
@@ -53,10 +59,55 @@ type sizeSweepReport struct {
 	Runs     []sizeRun `json:"runs"`
 }
 
-// sizeVariant is an engine and, for Strata, an R.
+// sizeVariant is an engine and, for Strata, a page size and an R.
 type sizeVariant struct {
 	engine, label string
 	share         float64
+	pageSize      int // Config.PageSize: 0 is Strata's default
+}
+
+// parseStrataPageSizes reads --strata-page-size: distinct page sizes in
+// bytes, each a power of two from 4 KiB to 64 KiB. Without any it returns
+// def (--page-size, 0 for Strata's default) alone.
+func parseStrataPageSizes(s string, def int) ([]int, error) {
+	var out []int
+	for _, v := range splitList(s) {
+		b, err := parseSize(v)
+		if err != nil {
+			return nil, err
+		}
+		if b < pagestore.MinPageSize || b > pagestore.MaxPageSize || b&(b-1) != 0 {
+			return nil, fmt.Errorf("page size %q: want a power of two from 4KiB to 64KiB", v)
+		}
+		if slices.Contains(out, int(b)) {
+			return nil, fmt.Errorf("page size %q given twice", v)
+		}
+		out = append(out, int(b))
+	}
+	if len(out) == 0 {
+		out = []int{def}
+	}
+	return out, nil
+}
+
+// pageSizeName is a page size as labels show it: "4KiB" (0 is Strata's
+// default).
+func pageSizeName(b int) string {
+	if b == 0 {
+		b = pagestore.DefaultPageSize
+	}
+	return fmt.Sprintf("%dKiB", b>>10)
+}
+
+// strataDir is the subdirectory of Strata's load of rows at a page size:
+// strata-<rows> when the sweep has one page size (the name from before
+// --strata-page-size, so that directories kept with --keep stay
+// reusable), strata-<page size>-<rows> when it has several.
+func strataDir(pageSize int, several bool, rows int64) string {
+	if !several {
+		return fmt.Sprintf("strata-%d", rows)
+	}
+	return fmt.Sprintf("strata-%s-%d", pageSizeName(pageSize), rows)
 }
 
 // parseTableSizes reads --values of a table-size sweep: row counts, or
@@ -120,6 +171,11 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 	if len(shares) == 0 {
 		shares = []float64{tmpl.Config.CompressedShare}
 	}
+	pageSizes, err := parseStrataPageSizes(f.strataPageSize, tmpl.Config.PageSize)
+	if err != nil {
+		return fmt.Errorf("--strata-page-size: %w", err)
+	}
+	severalPages := len(pageSizes) > 1
 	strataCache := tmpl.Config.CacheBytes
 	switch c := strings.TrimSpace(strings.ToLower(f.strataCache)); c {
 	case "":
@@ -155,8 +211,14 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 			variants = append(variants, sizeVariant{engine: e, label: e})
 			continue
 		}
-		for _, r := range shares {
-			variants = append(variants, sizeVariant{engine: e, label: "strata R=" + formatShare(r), share: r})
+		for _, ps := range pageSizes {
+			for _, r := range shares {
+				label := "strata R=" + formatShare(r)
+				if severalPages {
+					label = "strata " + pageSizeName(ps) + " R=" + formatShare(r)
+				}
+				variants = append(variants, sizeVariant{engine: e, label: label, share: r, pageSize: ps})
+			}
 		}
 	}
 	plotPath, jsonPath := f.plotPath, f.jsonPath
@@ -174,30 +236,45 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 		return err
 	}
 	defer r.close()
-	fmt.Fprintf(stderr, "strata bench sweep: %s on %s (%s, %s keys), data %s × the %s memory limit; Strata's cache %s; work directory %s\n",
+	pageNames := make([]string, len(pageSizes))
+	for i, ps := range pageSizes {
+		pageNames[i] = pageSizeName(ps)
+	}
+	fmt.Fprintf(stderr, "strata bench sweep: %s on %s (%s, %s keys), data %s × the %s memory limit; Strata's cache %s, page size %s; work directory %s\n",
 		strings.Join(engines, ", "), tmpl.Workload, tmpl.Dataset, tmpl.Distribution, strings.Join(values, ", "),
-		formatSize(memLimit), formatSize(strataCache), r.workDir)
+		formatSize(memLimit), formatSize(strataCache), strings.Join(pageNames, ", "), r.workDir)
 	var runs []sizeRun
 	failed := 0
 	for i, n := range rows {
-		if slices.Contains(engines, "strata") {
+		for _, ps := range pageSizes {
+			if !slices.Contains(engines, "strata") {
+				break
+			}
 			// Load Strata's data with --cache rather than the cache of the
 			// measured runs: the load's own memory (batches, WAL) comes on
-			// top of the cache, and the runs at every R reuse it.
+			// top of the cache, and the runs at every R reuse it. The page
+			// size is fixed when the database is created: a load each.
 			spec := tmpl
-			spec.Engine, spec.TableSize = "strata", n
+			spec.Engine, spec.TableSize, spec.Config.PageSize = "strata", n, ps
 			spec.Warmup, spec.Duration = 0, 100*time.Millisecond
-			if _, err := r.runIn(ctx, spec, fmt.Sprintf("strata-%d", n)); err != nil {
+			if _, err := r.runIn(ctx, spec, strataDir(ps, severalPages, n)); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				fmt.Fprintf(stderr, "strata: load %d rows: %v\n", n, err)
+				name := "strata"
+				if severalPages {
+					name += " " + pageSizeName(ps)
+				}
+				fmt.Fprintf(stderr, "%s: load %d rows: %v\n", name, n, err)
 			}
 		}
 		point := make([]sizeRun, len(variants))
 		results := make([][]*bench.Result, len(variants))
 		for k, v := range variants {
 			point[k] = sizeRun{Value: values[i], X: xs[i], Label: v.label, Engine: v.engine, Share: v.share, Rows: n}
+			if v.engine == "strata" {
+				point[k].PageSize = cmp.Or(v.pageSize, pagestore.DefaultPageSize)
+			}
 		}
 		for round := 0; round < max(f.repeat, 1); round++ {
 			for j := range variants {
@@ -205,13 +282,16 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 				v := variants[k]
 				spec := tmpl
 				spec.Engine, spec.TableSize = v.engine, n
+				dir := fmt.Sprintf("%s-%d", v.engine, n)
 				if v.engine == "strata" {
-					spec.Config.CacheBytes, spec.Config.CompressedShare = strataCache, v.share
+					spec.Config.CacheBytes, spec.Config.CompressedShare, spec.Config.PageSize = strataCache, v.share, v.pageSize
+					dir = strataDir(v.pageSize, severalPages, n)
 				}
-				// One directory per engine and size, so that the Strata
-				// runs at each R share a load, and a later sweep of another
-				// workload or distribution with --keep reuses them all.
-				res, err := r.runIn(ctx, spec, fmt.Sprintf("%s-%d", v.engine, n))
+				// One directory per engine (Strata: per page size) and
+				// size, so that the Strata runs at each R share a load, and
+				// a later sweep of another workload or distribution with
+				// --keep reuses them all.
+				res, err := r.runIn(ctx, spec, dir)
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -303,11 +383,13 @@ func (r *benchRunner) runIn(ctx context.Context, spec bench.RunSpec, sub string)
 	return r.run(ctx, spec)
 }
 
-// sizeSummary is one data size of a sweep: the best peer, Strata at
-// automatic R, and the best of Strata's fixed R values.
+// sizeSummary is one data size of a sweep (and, with several page sizes,
+// one of Strata's page sizes): the best peer, Strata at automatic R, and
+// the best of Strata's fixed R values at the same page size.
 type sizeSummary struct {
 	value              string
 	x                  float64
+	pageSize           int // Strata's (0 when the sweep ran no Strata)
 	bestPeer           string
 	bestPeerTxn        float64
 	auto               float64 // txn/s, 0 if not run
@@ -319,36 +401,94 @@ type sizeSummary struct {
 	modelR, timeAccess float64 // Strata's model optimum R and measured time per access (µs)
 }
 
+// strataPageSizes returns the page sizes of Strata's runs, in the order
+// run (none for a sweep without Strata).
+func strataPageSizes(runs []sizeRun) []int {
+	var pages []int
+	for _, run := range runs {
+		if run.Engine == "strata" && !slices.Contains(pages, run.PageSize) {
+			pages = append(pages, run.PageSize)
+		}
+	}
+	return pages
+}
+
+// summarize returns a summary per data size, and per page size within it
+// when Strata ran at several: Strata's runs are compared with those of the
+// same page size, and with every peer.
 func summarize(runs []sizeRun, values []string) []sizeSummary {
+	pages := strataPageSizes(runs)
+	if len(pages) == 0 {
+		pages = []int{0}
+	}
 	var out []sizeSummary
 	for _, v := range values {
-		s := sizeSummary{value: v, bestFixedR: -1}
-		for _, run := range runs {
-			if run.Value != v {
-				continue
-			}
-			s.x = run.X
-			res := run.Result
-			if res == nil {
-				continue
-			}
-			switch {
-			case run.Engine != "strata":
-				if res.TxnPerSec > s.bestPeerTxn {
-					s.bestPeer, s.bestPeerTxn = run.Engine, res.TxnPerSec
+		for _, ps := range pages {
+			s := sizeSummary{value: v, pageSize: ps, bestFixedR: -1}
+			for _, run := range runs {
+				if run.Value != v || run.Engine == "strata" && run.PageSize != ps {
+					continue
 				}
-				if run.Engine == "bbolt" {
-					s.bboltTxn = res.TxnPerSec
+				s.x = run.X
+				res := run.Result
+				if res == nil {
+					continue
 				}
-			case run.Share < 0:
-				s.auto, s.autoR = res.TxnPerSec, res.Metrics[shareMetric]
-				s.hitU, s.hitC, s.miss = res.Metrics["pool.hit_ratio_uncompressed"], res.Metrics["pool.hit_ratio_compressed"], res.Metrics["pool.miss_ratio"]
-				s.modelR, s.timeAccess = res.Metrics["pool.model_share_r"], res.Metrics["pool.time_per_access_us"]
-			case res.TxnPerSec > s.bestFixed:
-				s.bestFixed, s.bestFixedR = res.TxnPerSec, run.Share
+				switch {
+				case run.Engine != "strata":
+					if res.TxnPerSec > s.bestPeerTxn {
+						s.bestPeer, s.bestPeerTxn = run.Engine, res.TxnPerSec
+					}
+					if run.Engine == "bbolt" {
+						s.bboltTxn = res.TxnPerSec
+					}
+				case run.Share < 0:
+					s.auto, s.autoR = res.TxnPerSec, res.Metrics[shareMetric]
+					s.hitU, s.hitC, s.miss = res.Metrics["pool.hit_ratio_uncompressed"], res.Metrics["pool.hit_ratio_compressed"], res.Metrics["pool.miss_ratio"]
+					s.modelR, s.timeAccess = res.Metrics["pool.model_share_r"], res.Metrics["pool.time_per_access_us"]
+				case res.TxnPerSec > s.bestFixed:
+					s.bestFixed, s.bestFixedR = res.TxnPerSec, run.Share
+				}
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// bestAutoPage is, at one data size of a sweep with several page sizes,
+// the page size whose automatic-R run was fastest, and how much faster it
+// was than the others ("1.20× 16KiB", or "16KiB failed").
+type bestAutoPage struct {
+	value    string
+	x        float64
+	pageSize int     // 0: no automatic-R run succeeded at this size
+	txn      float64 // its txn/s
+	vs       []string
+}
+
+func bestAutoPages(sums []sizeSummary, values []string) []bestAutoPage {
+	var out []bestAutoPage
+	for _, v := range values {
+		b := bestAutoPage{value: v}
+		for _, s := range sums {
+			if s.value == v {
+				b.x = s.x
+				if s.auto > b.txn {
+					b.pageSize, b.txn = s.pageSize, s.auto
+				}
 			}
 		}
-		out = append(out, s)
+		for _, s := range sums {
+			if s.value == v && s.pageSize != b.pageSize && b.txn > 0 {
+				vs := pageSizeName(s.pageSize) + " failed"
+				if s.auto > 0 {
+					vs = ratio(b.txn, s.auto) + " " + pageSizeName(s.pageSize)
+				}
+				b.vs = append(b.vs, vs)
+			}
+		}
+		out = append(out, b)
 	}
 	return out
 }
@@ -381,18 +521,46 @@ func writeSizeSweepTable(w io.Writer, runs []sizeRun, values []string) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	// With several page sizes a row per data size and page size: Strata at
+	// automatic R against the best peer and the best fixed R of its own
+	// page size; then which page size's automatic R won at each size.
+	sums := summarize(runs, values)
+	severalPages := len(strataPageSizes(runs)) > 1
+	page := func(s sizeSummary) string { return "" }
+	if severalPages {
+		page = func(s sizeSummary) string { return pageSizeName(s.pageSize) + "\t" }
+	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "data/mem\tbest peer\tStrata auto\tvs best peer\tvs bbolt\tbest fixed R\tauto vs best fixed\tauto's R\tmodel's R\t")
-	for _, s := range summarize(runs, values) {
+	header := "data/mem\tbest peer\tStrata auto\tvs best peer\tvs bbolt\tbest fixed R\tauto vs best fixed\tauto's R\tmodel's R\t"
+	if severalPages {
+		header = "data/mem\tpage\tbest peer\tStrata auto\tvs best peer\tvs bbolt\tbest fixed R (same page)\tauto vs best fixed\tauto's R\tmodel's R\t"
+	}
+	fmt.Fprintln(tw, header)
+	for _, s := range sums {
 		fixed := "–"
 		if s.bestFixedR >= 0 {
 			fixed = fmt.Sprintf("%.0f (R=%s)", s.bestFixed, formatShare(s.bestFixedR))
 		}
-		fmt.Fprintf(tw, "%.2f\t%s %.0f\t%.0f\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", s.x, s.bestPeer, s.bestPeerTxn, s.auto,
+		fmt.Fprintf(tw, "%.2f\t%s%s %.0f\t%.0f\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t\n", s.x, page(s), s.bestPeer, s.bestPeerTxn, s.auto,
 			ratio(s.auto, s.bestPeerTxn), ratio(s.auto, s.bboltTxn), fixed, ratio(s.auto, s.bestFixed), s.autoR, s.modelR)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if severalPages {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "data/mem\tbest page size at auto R\ttxn/s\tvs the other page sizes\t")
+		for _, b := range bestAutoPages(sums, values) {
+			if b.txn <= 0 {
+				fmt.Fprintf(tw, "%.2f\t–\t–\t\t\n", b.x)
+				continue
+			}
+			fmt.Fprintf(tw, "%.2f\t%s\t%.0f\t%s\t\n", b.x, pageSizeName(b.pageSize), b.txn, strings.Join(b.vs, ", "))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	var outcomes []runOutcome
 	for _, run := range runs {
@@ -407,7 +575,10 @@ func writeSizeSweepTable(w io.Writer, runs []sizeRun, values []string) error {
 }
 
 // plotSizeSweep draws throughput per engine (top) and Strata's hit ratios
-// at automatic R (bottom) against data/memory, on a log axis.
+// at automatic R (bottom) against data/memory, on a log axis. With several
+// page sizes each has its own marker shape in both panels, and the bottom
+// one draws each page size's automatic-R run (the first, if R=auto was
+// given twice), in its own line style.
 func plotSizeSweep(path, title string, runs []sizeRun) error {
 	tput := plot.New()
 	tput.Title.Text = title + ": throughput vs data size"
@@ -426,24 +597,30 @@ func plotSizeSweep(path, title string, runs []sizeRun) error {
 	tput.X.Min, tput.X.Max = xMin, xMax
 	tput.X.Scale, tput.X.Tick.Marker = plot.LogScale{}, valueTicks(xs)
 	tput.Y.Scale, tput.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	pages := strataPageSizes(runs)
 	hits := plot.New()
 	hits.Title.Text = "Strata (automatic R): hit ratios and R vs data size"
+	if len(pages) > 1 {
+		hits.Title.Text = "Strata (automatic R, each page size): hit ratios and R vs data size"
+	}
 	hits.X.Label.Text = "logical data / memory limit"
 	hits.Y.Label.Text = "ratio"
 	hits.X.Min, hits.X.Max = xMin, xMax
 	hits.X.Scale, hits.X.Tick.Marker = plot.LogScale{}, valueTicks(xs)
 	hits.Y.Min, hits.Y.Max = 0, 1
 
-	var labels []string
+	// One line per label, in the order run; a label's first run says
+	// what it is (a peer, Strata at automatic or fixed R, its page size).
+	var labels []sizeRun
 	for _, run := range runs {
-		if !slices.Contains(labels, run.Label) {
-			labels = append(labels, run.Label)
+		if !slices.ContainsFunc(labels, func(l sizeRun) bool { return l.Label == run.Label }) {
+			labels = append(labels, run)
 		}
 	}
-	for i, label := range labels {
+	for i, first := range labels {
 		var xys plotter.XYs
 		for _, run := range runs {
-			if run.Label == label && run.Result != nil && run.Result.TxnPerSec > 0 && run.X > 0 {
+			if run.Label == first.Label && run.Result != nil && run.Result.TxnPerSec > 0 && run.X > 0 {
 				xys = append(xys, plotter.XY{X: run.X, Y: run.Result.TxnPerSec})
 			}
 		}
@@ -452,10 +629,13 @@ func plotSizeSweep(path, title string, runs []sizeRun) error {
 		}
 		line, pts, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return fmt.Errorf("plot %s: %w", label, err)
+			return fmt.Errorf("plot %s: %w", first.Label, err)
 		}
 		line.Color, pts.Color = plotColor(i), plotColor(i)
-		if strings.HasPrefix(label, "strata R=") && label != "strata R=auto" {
+		if first.Engine == "strata" {
+			pts.Shape = pageGlyph(slices.Index(pages, first.PageSize))
+		}
+		if first.Engine == "strata" && first.Share >= 0 {
 			// Fixed R: thin and dashed, the automatic one stands out.
 			line.Width = vg.Points(0.5)
 			line.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
@@ -464,27 +644,41 @@ func plotSizeSweep(path, title string, runs []sizeRun) error {
 			line.Width = vg.Points(2)
 		}
 		tput.Add(line, pts)
-		tput.Legend.Add(label, line, pts)
+		tput.Legend.Add(first.Label, line, pts)
 	}
-	for i, k := range []struct{ metric, label string }{
-		{"pool.hit_ratio_uncompressed", "frame hits"},
-		{"pool.hit_ratio_compressed", "image hits"},
-		{"pool.miss_ratio", "misses"},
-		{shareMetric, "R (final)"},
-	} {
-		var xys plotter.XYs
-		for _, run := range runs {
-			if run.Label != "strata R=auto" || run.Result == nil || run.X <= 0 {
+	for pi, ps := range pages {
+		for i, k := range []struct{ metric, label string }{
+			{"pool.hit_ratio_uncompressed", "frame hits"},
+			{"pool.hit_ratio_compressed", "image hits"},
+			{"pool.miss_ratio", "misses"},
+			{shareMetric, "R (final)"},
+		} {
+			var xys plotter.XYs
+			var seen []string
+			for _, run := range runs {
+				if run.Engine != "strata" || run.Share >= 0 || run.PageSize != ps || run.Result == nil || run.X <= 0 || slices.Contains(seen, run.Value) {
+					continue
+				}
+				seen = append(seen, run.Value)
+				if v, ok := run.Result.Metrics[k.metric]; ok {
+					xys = append(xys, plotter.XY{X: run.X, Y: v})
+				}
+			}
+			if len(xys) == 0 {
 				continue
 			}
-			if v, ok := run.Result.Metrics[k.metric]; ok {
-				xys = append(xys, plotter.XY{X: run.X, Y: v})
+			label := k.label
+			if len(pages) > 1 {
+				label += " " + pageSizeName(ps)
 			}
-		}
-		if len(xys) > 0 {
-			if err := addLinePoints(hits, xys, i, k.label); err != nil {
-				return err
+			line, pts, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return fmt.Errorf("plot %s: %w", label, err)
 			}
+			line.Color, pts.Color, pts.Shape = plotColor(i), plotColor(i), pageGlyph(pi)
+			line.Dashes = pageDashes(pi)
+			hits.Add(line, pts)
+			hits.Legend.Add(label, line, pts)
 		}
 	}
 	if tput.Y.Min <= 0 || tput.Y.Max <= tput.Y.Min {
@@ -494,6 +688,25 @@ func plotSizeSweep(path, title string, runs []sizeRun) error {
 	tput.Legend.Left = true
 	hits.Legend.Top = true
 	return saveStacked(path, 9*vg.Inch, 10*vg.Inch, tput, hits)
+}
+
+// pageGlyph is the marker of Strata's i-th page size: the plots' usual
+// ring for the first.
+func pageGlyph(i int) draw.GlyphDrawer {
+	shapes := []draw.GlyphDrawer{draw.RingGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.CrossGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{}, draw.BoxGlyph{}}
+	return shapes[max(i, 0)%len(shapes)]
+}
+
+// pageDashes is the line style of the hit ratios at Strata's i-th page
+// size: solid for the first.
+func pageDashes(i int) []vg.Length {
+	switch i % 3 {
+	case 1:
+		return []vg.Length{vg.Points(6), vg.Points(3)}
+	case 2:
+		return []vg.Length{vg.Points(1.5), vg.Points(2)}
+	}
+	return nil
 }
 
 // valueTicks marks the x axis at the sweep's data sizes.

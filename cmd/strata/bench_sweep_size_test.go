@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,5 +98,106 @@ func TestMedianRun(t *testing.T) {
 	}
 	if got := spread(sizeRun{Result: c, TxnPerSec: []float64{100, 200}, Failed: 1}); got != "±25% 1 failed" {
 		t.Errorf("spread with a failed run: %q", got)
+	}
+}
+
+func TestParseStrataPageSizes(t *testing.T) {
+	got, err := parseStrataPageSizes("4KiB, 16KiB,65536", 0)
+	if err != nil || len(got) != 3 || got[0] != 4096 || got[1] != 16384 || got[2] != 65536 {
+		t.Errorf("4KiB,16KiB,65536: %v, %v", got, err)
+	}
+	if got, err := parseStrataPageSizes("", 8192); err != nil || len(got) != 1 || got[0] != 8192 {
+		t.Errorf("default from --page-size: %v, %v", got, err)
+	}
+	if got, err := parseStrataPageSizes(" ", 0); err != nil || len(got) != 1 || got[0] != 0 {
+		t.Errorf("default without --page-size: %v, %v", got, err)
+	}
+	for _, bad := range []string{"2KiB", "128KiB", "12KiB", "abc", "4KiB,4096"} {
+		if _, err := parseStrataPageSizes(bad, 0); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	// One page size keeps the directory name of sweeps before
+	// --strata-page-size, so that their --keep directories are reused.
+	if d := strataDir(4096, false, 1000); d != "strata-1000" {
+		t.Errorf("one page size: %s", d)
+	}
+	if d := strataDir(4096, true, 1000); d != "strata-4KiB-1000" {
+		t.Errorf("several page sizes: %s", d)
+	}
+	if pageSizeName(0) != "16KiB" {
+		t.Errorf("Strata's default page size: %s", pageSizeName(0))
+	}
+}
+
+// TestSizeSweepPageSizes: with several page sizes, Strata at automatic R
+// is compared with the best fixed R of its own page size, the table says
+// which page size's automatic R won at each size, and the plot draws them.
+func TestSizeSweepPageSizes(t *testing.T) {
+	runs := []sizeRun{
+		{Value: "1x", X: 1, Label: "strata 4KiB R=auto", Engine: "strata", Share: -1, PageSize: 4096, Result: sizeResult(300, map[string]float64{shareMetric: 0.3, "pool.miss_ratio": 0.1})},
+		{Value: "1x", X: 1, Label: "strata 4KiB R=0.5", Engine: "strata", Share: 0.5, PageSize: 4096, Result: sizeResult(250, nil)},
+		{Value: "1x", X: 1, Label: "strata 16KiB R=auto", Engine: "strata", Share: -1, PageSize: 16384, Result: sizeResult(200, map[string]float64{shareMetric: 0.6})},
+		{Value: "1x", X: 1, Label: "strata 16KiB R=0.5", Engine: "strata", Share: 0.5, PageSize: 16384, Result: sizeResult(400, nil)},
+		{Value: "1x", X: 1, Label: "bbolt", Engine: "bbolt", Result: sizeResult(100, nil)},
+		{Value: "2x", X: 2, Label: "strata 4KiB R=auto", Engine: "strata", Share: -1, PageSize: 4096, Error: "killed"},
+		{Value: "2x", X: 2, Label: "strata 4KiB R=0.5", Engine: "strata", Share: 0.5, PageSize: 4096, Result: sizeResult(90, nil)},
+		{Value: "2x", X: 2, Label: "strata 16KiB R=auto", Engine: "strata", Share: -1, PageSize: 16384, Result: sizeResult(80, map[string]float64{"pool.miss_ratio": 0.4})},
+		{Value: "2x", X: 2, Label: "strata 16KiB R=0.5", Engine: "strata", Share: 0.5, PageSize: 16384, Result: sizeResult(70, nil)},
+		{Value: "2x", X: 2, Label: "bbolt", Engine: "bbolt", Result: sizeResult(50, nil)},
+	}
+	values := []string{"1x", "2x"}
+	s := summarize(runs, values)
+	if len(s) != 4 {
+		t.Fatalf("%d summaries, want one per size and page size: %+v", len(s), s)
+	}
+	if s[0].pageSize != 4096 || s[0].auto != 300 || s[0].bestFixed != 250 || s[0].bestPeerTxn != 100 {
+		t.Errorf("1x 4KiB: %+v", s[0])
+	}
+	if s[1].pageSize != 16384 || s[1].auto != 200 || s[1].bestFixed != 400 || s[1].bestPeer != "bbolt" {
+		t.Errorf("1x 16KiB: %+v (the best fixed R must be its own page size's)", s[1])
+	}
+	best := bestAutoPages(s, values)
+	if best[0].pageSize != 4096 || best[0].txn != 300 || len(best[0].vs) != 1 || best[0].vs[0] != "1.50× 16KiB" {
+		t.Errorf("1x best auto page: %+v", best[0])
+	}
+	if best[1].pageSize != 16384 || best[1].vs[0] != "4KiB failed" {
+		t.Errorf("2x best auto page: %+v", best[1])
+	}
+	var out bytes.Buffer
+	if err := writeSizeSweepTable(&out, runs, values); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"strata 4KiB R=auto", "strata 16KiB R=0.5", "best fixed R (same page)", "400 (R=0.5)", "0.50×",
+		"best page size at auto R", "1.50× 16KiB"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := plotSizeSweep(filepath.Join(t.TempDir(), "p.png"), "t", runs); err != nil {
+		t.Fatal(err)
+	}
+
+	// One page size: the table as before.
+	out.Reset()
+	if err := writeSizeSweepTable(&out, runs[:2], values[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "best page size") || strings.Contains(out.String(), "same page") {
+		t.Errorf("a table of one page size speaks of page sizes:\n%s", out.String())
+	}
+}
+
+func TestSweepRefusesStrataPageSize(t *testing.T) {
+	f := sweepCmdFlags{benchFlags: tinyBench(t), param: "r", strataPageSize: "4KiB,16KiB"}
+	var stdout, stderr bytes.Buffer
+	err := runBenchSweep(context.Background(), &stdout, &stderr, f)
+	if err == nil || !strings.Contains(err.Error(), "--strata-page-size: only for --param table-size") {
+		t.Errorf("--param r with --strata-page-size: %v", err)
+	}
+	f.param, f.strataPageSize, f.workloads = "table-size", "5KiB", "oltp_point_select"
+	err = runBenchSweep(context.Background(), &stdout, &stderr, f)
+	if err == nil || !strings.Contains(err.Error(), "--strata-page-size") {
+		t.Errorf("--strata-page-size 5KiB: %v", err)
 	}
 }
