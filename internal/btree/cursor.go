@@ -206,6 +206,7 @@ func (c *Cursor) descend(id PageID, pick func(n node) int) bool {
 			c.pg, c.held, c.leaf, c.count = pg, true, n, n.count()
 			return true
 		case kindBranch:
+			pg.MarkInner()
 		default:
 			pg.Release()
 			c.fail(fmt.Errorf("btree: page %d: %w: kind %d", id, ErrCorruptNode, n.kind()))

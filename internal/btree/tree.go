@@ -103,8 +103,12 @@ func (t *Tree) readNode(id PageID, fn func(n node) error) error {
 	}
 	defer pg.Release()
 	b := pg.Data()
-	if k := b[0]; k != kindLeaf && k != kindBranch {
-		return fmt.Errorf("btree: page %d: %w: kind %d", id, ErrCorruptNode, k)
+	switch b[0] {
+	case kindLeaf:
+	case kindBranch:
+		pg.MarkInner()
+	default:
+		return fmt.Errorf("btree: page %d: %w: kind %d", id, ErrCorruptNode, b[0])
 	}
 	return fn(node(b))
 }

@@ -31,6 +31,9 @@ func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 				if !d.ref.Load() { // no store, no cache line taken, if set
 					d.ref.Store(true)
 				}
+				if d.inner.Load() {
+					pt.touchInner(d)
+				}
 				f := d.frame
 				pt.mu.RUnlock()
 				pt.latch(f, mode)

@@ -42,7 +42,14 @@ type desc struct {
 	state atomic.Uint32
 	pins  atomic.Int32
 	ref   atomic.Bool // CLOCK reference bit (of the frame, or of the image when there is no frame)
-	dirty atomic.Bool
+	// inner: the caller said the page is an inner node of its index
+	// (Page.MarkInner); usedAt is the partition's frameEvictions at its
+	// last use, give or take a sixteenth of the protection window (a hit
+	// writes it only when it is that old, so that the root's descriptor is
+	// not written by every lookup). See innerProtected.
+	inner  atomic.Bool
+	usedAt atomic.Uint32
+	dirty  atomic.Bool
 	// flushing: the page cleaner holds a pin to write the page back.
 	flushing atomic.Bool
 	// hasImage mirrors chunk ≥ 0, so that MarkDirty knows without the
@@ -61,6 +68,17 @@ type desc struct {
 	// far below the frames the page was (the controller's depth histogram).
 	evictedAt uint32
 }
+
+// innerWindow is how recently, in frame evictions per frame in use, an
+// inner page must have been used for the frame replacement to pass over it
+// (innerProtected). An index's inner pages are on the path of every lookup:
+// with few frames (R near 1), leaves promoted from their images enter the
+// frames referenced and the CLOCK hand turns every few evictions, so a
+// branch that one lookup in sixteen uses still missed the frames on 19% of
+// its uses (TestInnerPagesStayInFrames), each then a decompression. Inner
+// pages are a small share of the pages (one per few hundred leaves), and
+// one unused for four turnovers of the frames loses the protection.
+const innerWindow = 4
 
 // coldInsert makes misses enter the frame CLOCK with the reference bit
 // clear. A variable only so the scan-resistance test can measure the
@@ -90,6 +108,7 @@ func (pt *partition) allocDesc(id PageID) (int32, *desc) {
 	d.id = id
 	d.frame, d.chunk, d.imgLen = -1, -1, 0
 	d.compressed = false
+	d.inner.Store(false)
 	d.hasImage.Store(false)
 	d.dirty.Store(false)
 	pt.table[id] = di

@@ -132,17 +132,20 @@ func (pt *partition) releaseFrame(f int32) {
 }
 
 // evictFrame runs the frame CLOCK until it finds a clean, unpinned frame
-// whose reference bit is clear, and evicts it: demoted to the compressed
-// tier or dropped (demote). With onlyFree it takes only a frame that has a
-// redundant image (its demotion compresses nothing and never releases
-// mu), and turns the hand at most once around. It reports whether a frame
-// was freed, and whether it passed dirty frames.
+// whose reference bit is clear and that is not a protected inner page
+// (innerProtected), and evicts it: demoted to the compressed tier or
+// dropped (demote). If it finds only protected inner pages, it evicts the
+// first of them rather than none. With onlyFree it takes only a frame that
+// has a redundant image (its demotion compresses nothing and never
+// releases mu), and turns the hand at most once around. It reports
+// whether a frame was freed, and whether it passed dirty frames.
 func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
 	n := len(pt.frameDesc)
 	turns := 2 * n
 	if onlyFree {
 		turns = n
 	}
+	spare := int32(-1) // the first protected inner page passed over
 	for i := 0; i < turns; i++ {
 		f := int32(pt.hand)
 		pt.hand++
@@ -167,17 +170,49 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
 		if onlyFree && (d.chunk < 0 || pt.imagesOff()) {
 			continue
 		}
-		if !pt.latches[f].TryLock() {
+		if pt.innerProtected(d) {
+			if spare < 0 {
+				spare = f
+			}
 			continue
 		}
-		pt.sinceEviction = 0
-		pt.st.ctlFrameEvictions.Add(1)
-		pt.demote(di, f)
-		pt.latches[f].Unlock()
+		if pt.evictAt(f) {
+			return true, sawDirty
+		}
+	}
+	if spare >= 0 && pt.evictAt(spare) {
 		return true, sawDirty
 	}
 	if sawDirty {
 		pt.pool.kickCleaner()
 	}
 	return false, sawDirty
+}
+
+// evictAt demotes the page in frame f, if its latch is free.
+func (pt *partition) evictAt(f int32) bool {
+	if !pt.latches[f].TryLock() {
+		return false
+	}
+	pt.sinceEviction = 0
+	pt.frameEvictions.Add(1)
+	pt.st.ctlFrameEvictions.Add(1)
+	pt.demote(pt.frameDesc[f], f)
+	pt.latches[f].Unlock()
+	return true
+}
+
+// innerProtected says whether d is an inner page used within the last
+// innerWindow turnovers of the frames in use. Called with mu held.
+func (pt *partition) innerProtected(d *desc) bool {
+	return d.inner.Load() && pt.frameEvictions.Load()-d.usedAt.Load() < uint32(innerWindow*max(pt.framesUsed, 1))
+}
+
+// touchInner records a use of inner page d: its usedAt is brought up to
+// date when it is a sixteenth of the window old. Called with mu held,
+// shared.
+func (pt *partition) touchInner(d *desc) {
+	if now := pt.frameEvictions.Load(); now-d.usedAt.Load() > uint32(innerWindow*max(pt.framesUsed, 1)/16) {
+		d.usedAt.Store(now)
+	}
 }

@@ -63,6 +63,10 @@ type partition struct {
 	// frames are under pressure while it is below the number of frames
 	// (see underPressure).
 	sinceEviction int
+	// frameEvictions counts frame evictions: the clock of inner pages'
+	// protection (desc.usedAt, frames.go). Written under mu, read
+	// without it by Page.MarkInner.
+	frameEvictions atomic.Uint32
 
 	// Compressed tier (images.go): images as chains of chunks in OS pages.
 	chunks        *arena

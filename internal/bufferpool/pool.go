@@ -181,6 +181,17 @@ func (pg Page) MarkDirty() {
 // Release unlatches and unpins the page.
 func (pg Page) Release() { pg.part.release(pg) }
 
+// MarkInner says the page is an inner node of the caller's index, on the
+// path of many lookups: the frame replacement keeps it while it is used
+// (innerWindow). The mark lasts while the page stays cached.
+func (pg Page) MarkInner() {
+	d := pg.part.desc(pg.d)
+	if !d.inner.Load() {
+		d.usedAt.Store(pg.part.frameEvictions.Load())
+		d.inner.Store(true)
+	}
+}
+
 // Get pins page id, reading it from the compressed tier or the store if it
 // is not in a frame, and latches it in mode.
 func (p *Pool) Get(id PageID, mode Mode) (Page, error) {
