@@ -2,7 +2,10 @@ package pagestore
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stratadb/strata/internal/vfs"
@@ -196,3 +199,82 @@ func nums(segs []*segment) []uint32 {
 }
 
 func equalNums(segs []*segment, want []uint32) bool { return slices.Equal(nums(segs), want) }
+
+// readCountingFS counts the reads of segment files.
+type readCountingFS struct {
+	vfs.FS
+	reads atomic.Int64
+}
+
+type readCountingFile struct {
+	vfs.File
+	n *atomic.Int64
+}
+
+func (c *readCountingFS) OpenFile(name string, flag int, perm os.FileMode, opts vfs.OpenOptions) (vfs.File, error) {
+	f, err := c.FS.OpenFile(name, flag, perm, opts)
+	if err != nil || !strings.HasSuffix(name, segmentSuffix) {
+		return f, err
+	}
+	return &readCountingFile{File: f, n: &c.reads}, nil
+}
+
+func (f *readCountingFile) ReadAt(p []byte, off int64) (int, error) {
+	f.n.Add(1)
+	return f.File.ReadAt(p, off)
+}
+
+// TestCleanerReadsSpans: relocating the 120 live records of a 1 MiB
+// segment, every other record overwritten, reads the segment in one span,
+// not record by record (a read is a system call, about 30 µs of kernel
+// CPU on a virtio disk whatever its size: the cleaner's reads were 18% of
+// an I/O-bound update workload's CPU), and the records arrive intact.
+func TestCleanerReadsSpans(t *testing.T) {
+	fs := &readCountingFS{FS: vfs.NewMem()}
+	opts := testOptions(fs, mustCodec(t, "none"))
+	opts.SegmentSize = 1 << 20
+	s, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 240 // about 1 MiB of raw 4 KiB records: segment 1
+	m := model{}
+	for id := PageID(0); id < n+20; id++ {
+		if _, _, err := s.WritePage(id, pageContent(id, 1, testPageSize)); err != nil {
+			t.Fatal(err)
+		}
+		m[id] = 1
+	}
+	for id := PageID(0); id < n; id += 2 {
+		if _, _, err := s.WritePage(id, pageContent(id, 2, testPageSize)); err != nil {
+			t.Fatal(err)
+		}
+		m[id] = 2
+	}
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.RLock()
+	victim := s.segs[1]
+	s.mu.RUnlock()
+	recs := liveRecords(s, victim)
+	if len(recs) < 100 {
+		t.Fatalf("segment 1 holds %d live records, want over 100", len(recs))
+	}
+	victim.pin()
+	before := fs.reads.Load()
+	moved, _, err := s.relocate(context.Background(), victim, recs, nil)
+	reads := fs.reads.Load() - before
+	victim.unpin()
+	if err != nil || moved != len(recs) {
+		t.Fatalf("relocated %d of %d records: %v", moved, len(recs), err)
+	}
+	if reads > 2 {
+		t.Errorf("relocating %d records of one segment took %d reads, want at most 2 (spans of up to %d bytes)", len(recs), reads, spanMax)
+	}
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	checkModel(t, s, m, n+20)
+}
