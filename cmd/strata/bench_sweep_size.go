@@ -496,11 +496,11 @@ func bestAutoPages(sums []sizeSummary, values []string) []bestAutoPage {
 func writeSizeSweepTable(w io.Writer, runs []sizeRun, values []string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w)
-	fmt.Fprintln(tw, "data\tdata/mem\tengine\ttxn/s\truns\tp50\tp99\thit U\thit C\tmiss\tfinal R\ton disk\tcgroup peak\t")
+	fmt.Fprintln(tw, "data\tdata/mem\tengine\ttxn/s\truns\tp50\tp99\tcpu/txn\thit U\thit C\tmiss\tfinal R\ton disk\tcgroup peak\t")
 	for _, run := range runs {
 		res := run.Result
 		if res == nil {
-			fmt.Fprintf(tw, "%s\t%.2f\t%s\tfailed\t\t\t\t\t\t\t\t\t\t\n", run.Value, run.X, run.Label)
+			fmt.Fprintf(tw, "%s\t%.2f\t%s\tfailed\t\t\t\t\t\t\t\t\t\t\t\n", run.Value, run.X, run.Label)
 			continue
 		}
 		metric := func(k string) string {
@@ -513,8 +513,8 @@ func writeSizeSweepTable(w io.Writer, runs []sizeRun, values []string) error {
 		if v, ok := res.Metrics[shareMetric]; ok {
 			share = fmt.Sprintf("%.2f", v)
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", run.Value, run.X, run.Label, res.TxnPerSec,
-			spread(run), formatMicros(res.P50us), formatMicros(res.P99us), metric("pool.hit_ratio_uncompressed"),
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", run.Value, run.X, run.Label, res.TxnPerSec,
+			spread(run), formatMicros(res.P50us), formatMicros(res.P99us), formatCPU(res), metric("pool.hit_ratio_uncompressed"),
 			metric("pool.hit_ratio_compressed"), metric("pool.miss_ratio"), share, formatSize(res.DiskBytes), cgroupPeak(res))
 	}
 	if err := tw.Flush(); err != nil {

@@ -21,19 +21,19 @@ func writeWorkloadTable(w io.Writer, workload string, outcomes []runOutcome) err
 	}
 	fmt.Fprintf(w, "\n%s\n\n", workload)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "engine\ttxn/s\tops/s\tp50\tp95\tp99\tp99.9\tmax\tload\ton disk\tafter run\tlogical/disk\tread/txn\twritten/txn\twrite amp\tpeak RSS\tcgroup peak\tvs best\t")
+	fmt.Fprintln(tw, "engine\ttxn/s\tops/s\tp50\tp95\tp99\tp99.9\tmax\tload\ton disk\tafter run\tlogical/disk\tread/txn\twritten/txn\twrite amp\tcpu/txn\tpeak RSS\tcgroup peak\tvs best\t")
 	for _, o := range outcomes {
 		r := o.Result
 		if r == nil {
-			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", o.Engine)
+			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", o.Engine)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.1f s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%.1f s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			o.Engine, r.TxnPerSec, r.OpsPerSec,
 			formatMicros(r.P50us), formatMicros(r.P95us), formatMicros(r.P99us), formatMicros(r.P999us), formatMicros(r.MaxUs),
 			r.LoadSeconds, formatSize(r.DiskBytes), formatSize(r.DiskBytesAfter), ratio(float64(r.LogicalBytes), float64(r.DiskBytes)),
 			formatSize(int64(r.DeviceReadPerTxn)), formatSize(int64(r.DeviceWritePerTxn)),
-			writeAmp(r), formatSize(r.PeakRSSBytes), cgroupPeak(r), ratio(r.TxnPerSec, best))
+			writeAmp(r), formatCPU(r), formatSize(r.PeakRSSBytes), cgroupPeak(r), ratio(r.TxnPerSec, best))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -41,6 +41,14 @@ func writeWorkloadTable(w io.Writer, workload string, outcomes []runOutcome) err
 	writeFlashLines(w, outcomes)
 	writeNotes(w, outcomes)
 	return nil
+}
+
+// formatCPU is a run's CPU time per transaction, with its system share.
+func formatCPU(r *bench.Result) string {
+	if r.CPUPerTxnUs < 0 || r.Txns == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%s (%.0f%% sys)", formatMicros(r.CPUPerTxnUs), 100*r.SysPerTxnUs/max(r.CPUPerTxnUs, 1e-9))
 }
 
 // writeFlashLines prints the flash cache's figures of the engines that

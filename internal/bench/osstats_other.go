@@ -5,10 +5,15 @@ package bench
 import (
 	"errors"
 	"os"
+	"time"
 )
 
 func peakRSS() (int64, error) {
 	return 0, errors.New("bench: peak RSS unknown on this system")
+}
+
+func processCPU() (user, sys time.Duration, err error) {
+	return 0, 0, errors.New("bench: CPU time unknown on this system")
 }
 
 func dropPageCache() error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"time"
 )
 
 // peakRSS is the process's maximum resident set size in bytes.
@@ -20,6 +21,15 @@ func peakRSS() (int64, error) {
 		rss *= 1024 // KiB everywhere but Apple's kernels, which report bytes
 	}
 	return rss, nil
+}
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU() (user, sys time.Duration, err error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0, fmt.Errorf("bench: getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), nil
 }
 
 // dropPageCache writes dirty pages back and asks Linux to drop its clean

@@ -94,6 +94,13 @@ type Result struct {
 	DeviceWritePerTxn float64 `json:"device_write_per_txn"`
 	UserWriteBytes    int64   `json:"user_write_bytes"`
 	WriteAmp          float64 `json:"write_amp"`
+	// CPUPerTxnUs and SysPerTxnUs are the child process's CPU time (user
+	// and system together, and system alone) in the measured phase per
+	// transaction, in µs: where the host's cores, not the device, bound
+	// throughput, this is what an engine spends per transaction (the
+	// client's own work included; -1: unknown).
+	CPUPerTxnUs float64 `json:"cpu_per_txn_us"`
+	SysPerTxnUs float64 `json:"sys_per_txn_us"`
 	PeakRSSBytes      int64   `json:"peak_rss_bytes"`
 
 	// Metrics are the engine's own counters at the end of the run.

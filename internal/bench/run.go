@@ -135,13 +135,21 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 		return nil, err
 	}
 	ioBefore, ioErr := readProcIO()
+	userBefore, sysBefore, cpuErr := processCPU()
 	elapsed, err := runPhase(ctx, "run", spec.Duration, workers, p.wl.txn, progress)
 	profileErr := stopProfile()
 	if err != nil {
 		return nil, err
 	}
 	ioAfter, ioErrAfter := readProcIO()
+	userAfter, sysAfter, cpuErrAfter := processCPU()
 	summarize(res, workers, elapsed)
+	res.CPUPerTxnUs, res.SysPerTxnUs = -1, -1
+	if errors.Join(cpuErr, cpuErrAfter) == nil && res.Txns > 0 {
+		sys := sysAfter - sysBefore
+		res.CPUPerTxnUs = float64((userAfter-userBefore+sys).Microseconds()) / float64(res.Txns)
+		res.SysPerTxnUs = float64(sys.Microseconds()) / float64(res.Txns)
+	}
 	if profileErr != nil {
 		res.Notes = append(res.Notes, profileErr.Error())
 	}
