@@ -99,9 +99,9 @@ type Result struct {
 	// transaction, in µs: where the host's cores, not the device, bound
 	// throughput, this is what an engine spends per transaction (the
 	// client's own work included; -1: unknown).
-	CPUPerTxnUs float64 `json:"cpu_per_txn_us"`
-	SysPerTxnUs float64 `json:"sys_per_txn_us"`
-	PeakRSSBytes      int64   `json:"peak_rss_bytes"`
+	CPUPerTxnUs  float64 `json:"cpu_per_txn_us"`
+	SysPerTxnUs  float64 `json:"sys_per_txn_us"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 
 	// Metrics are the engine's own counters at the end of the run.
 	Metrics map[string]float64 `json:"metrics,omitempty"`

@@ -147,7 +147,7 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 	res.CPUPerTxnUs, res.SysPerTxnUs = -1, -1
 	if errors.Join(cpuErr, cpuErrAfter) == nil && res.Txns > 0 {
 		sys := sysAfter - sysBefore
-		res.CPUPerTxnUs = float64((userAfter-userBefore+sys).Microseconds()) / float64(res.Txns)
+		res.CPUPerTxnUs = float64((userAfter - userBefore + sys).Microseconds()) / float64(res.Txns)
 		res.SysPerTxnUs = float64(sys.Microseconds()) / float64(res.Txns)
 	}
 	if profileErr != nil {
