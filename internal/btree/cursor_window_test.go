@@ -35,7 +35,7 @@ func TestCursorBoundsModel(t *testing.T) {
 				case 0:
 					return ""
 				case 1:
-					return strings.Repeat("o", tr.MaxInlineValueSize()+1+rng.IntN(5000))
+					return strings.Repeat("o", tr.pageSize/2+rng.IntN(5000))
 				}
 				return strings.Repeat("w", 200+rng.IntN(200))
 			}},
@@ -173,7 +173,7 @@ func runCursorModel(t *testing.T, tr *Tree, root PageID, lower, upper []byte, wa
 		if !bytes.Equal(full, []byte(want[pos].v)) || (inline && !bytes.Equal(v, full)) {
 			t.Fatalf("%s at %.12q: value of %d bytes (inline %v), want %d", op, want[pos].k, len(full), inline, len(want[pos].v))
 		}
-		if inline != (len(want[pos].v) <= tr.MaxInlineValueSize()) {
+		if inline != tr.Inline(len(want[pos].k), len(want[pos].v)) {
 			t.Fatalf("%s: a value of %d bytes inline: %v", op, len(want[pos].v), inline)
 		}
 	}

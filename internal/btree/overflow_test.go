@@ -293,3 +293,52 @@ func TestReviewOverflowHugeLength(t *testing.T) {
 		t.Errorf("Walk: %v, want ErrCorruptNode", err)
 	}
 }
+
+// TestHalfPageValuesInline: with 4 KiB pages, values longer than a quarter
+// page stay in their leaf while the cell fits in half the page (8-byte
+// keys: values up to about 2,000 bytes), so such values take no overflow
+// page; leaves of them split like any others, and every value reads back.
+func TestHalfPageValuesInline(t *testing.T) {
+	tr, _, _ := newTestTree(t, 4096, 1<<20, 1)
+	rng := rand.New(rand.NewPCG(11, 12))
+	tx := tr.Begin(0, 1, 0)
+	sizes := map[string]int{}
+	for i := range 400 {
+		k := fmt.Sprintf("k%07d", rng.IntN(1_000_000))
+		n := tr.MaxInlineValueSize() + 1 + rng.IntN(1100) // 1009..2108: most inline, some not
+		sizes[k] = n
+		if err := tx.Put([]byte(k), bigValue(i, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, _, err := tx.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tr.NewCursor(root, nil, nil)
+	defer c.Release()
+	inlined, seen := 0, 0
+	for ok := c.First(); ok; ok = c.Next() {
+		k := string(c.Key())
+		n := sizes[k]
+		if len(c.Value()) != n {
+			t.Fatalf("%s: %d bytes, want %d", k, len(c.Value()), n)
+		}
+		_, inline := c.InlineValue()
+		// A leaf cell: a 1-byte key length, a 2-byte value length, the
+		// key, the value and a 2-byte slot.
+		if want := 1 + 2 + len(k) + n + 2 <= (4096-nodeHeaderSize)/2; inline != want {
+			t.Fatalf("%s: a %d-byte value inline %v, want %v", k, n, inline, want)
+		}
+		if inline {
+			inlined++
+		}
+		seen++
+	}
+	if c.Err() != nil || seen != len(sizes) {
+		t.Fatalf("cursor: %d values of %d, err %v", seen, len(sizes), c.Err())
+	}
+	if inlined < seen/2 || inlined == seen {
+		t.Fatalf("%d of %d values inline: want most, not all", inlined, seen)
+	}
+}
