@@ -327,7 +327,7 @@ func TestHalfPageValuesInline(t *testing.T) {
 		_, inline := c.InlineValue()
 		// A leaf cell: a 1-byte key length, a 2-byte value length, the
 		// key, the value and a 2-byte slot.
-		if want := 1 + 2 + len(k) + n + 2 <= (4096-nodeHeaderSize)/2; inline != want {
+		if want := 1+2+len(k)+n+2 <= (4096-nodeHeaderSize)/2; inline != want {
 			t.Fatalf("%s: a %d-byte value inline %v, want %v", k, n, inline, want)
 		}
 		if inline {
