@@ -351,7 +351,11 @@ func (db *DB) open() error {
 		return nil
 	}
 	db.walkedAtOpen = true
-	return db.collectOrphans()
+	if err := db.collectOrphans(); err != nil {
+		return err
+	}
+	db.replacedLimit.Store(db.replacedPagesLimit())
+	return nil
 }
 
 // replayErr classifies an error met while applying WAL record lsn: a
@@ -588,7 +592,7 @@ func (db *DB) maybeCheckpoint() {
 		db.mu.RLock()
 		pinned := false
 		for t := range db.snaps {
-			pinned = pinned || t < db.frozen
+			pinned = pinned || t <= db.frozen
 		}
 		db.mu.RUnlock()
 		spaceDue = !pinned

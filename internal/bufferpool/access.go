@@ -158,6 +158,9 @@ func (pt *partition) beginPromote(di, f int32) loading {
 	d.state.Store(stLoading)
 	d.frame = f
 	d.ref.Store(true)
+	if d.inner.Load() {
+		d.usedAt.Store(pt.frameEvictions.Load())
+	}
 	pt.frameDesc[f] = di
 	if pt.ghostU.take(d.id) {
 		pt.st.ghostUonC.Add(1)

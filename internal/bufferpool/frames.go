@@ -180,7 +180,7 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
 			return true, sawDirty
 		}
 	}
-	if spare >= 0 && pt.evictAt(spare) {
+	if spare >= 0 && !onlyFree && pt.evictAt(spare) {
 		return true, sawDirty
 	}
 	if sawDirty {

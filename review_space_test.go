@@ -1,0 +1,96 @@
+package strata
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// TestReviewSnapshotAtFreezeStartsNoSpaceCheckpoint: a snapshot of the
+// version the last checkpoint froze keeps every page replaced after it,
+// like one older than the freeze: a checkpoint for space frees nothing
+// while it is open, and makes the next commits copy the pages again. The
+// rule in maybeCheckpoint (t < db.frozen) lets such checkpoints run (2 in
+// randomUpdates, which takes its snapshot right after db.Checkpoint),
+// and the store grows by the copies they cause (775 live pages at most,
+// against 641 with t <= db.frozen).
+func TestReviewSnapshotAtFreezeStartsNoSpaceCheckpoint(t *testing.T) {
+	_, _, ckpts := randomUpdates(t, 0, true)
+	if ckpts != 0 {
+		t.Errorf("%d checkpoints with a snapshot of the frozen version open: each freed nothing", ckpts)
+	}
+}
+
+// TestReviewLimitAtOpenIgnoresOrphans: Open computes replacedLimit in its
+// recovery checkpoint, before collectOrphans frees the pages the crash
+// left unreachable, so after a crash the limit counts those orphans as
+// tree pages. The next checkpoint (nothing changed) computes the right
+// limit: they should agree.
+func TestReviewLimitAtOpenIgnoresOrphans(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := memOptions(fs)
+	opts.Sync = SyncNever
+	opts.CacheSize = 256 << 10
+	opts.CheckpointWAL = 1 << 40
+	opts.CheckpointReplaced = -1 // the crashed session keeps its old copies
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = 6000
+	b := db.NewBatch()
+	for i := range rows {
+		b.Set(fmt.Appendf(nil, "row%06d", i), fmt.Appendf(nil, "%0200d", i))
+		if b.Len() == 500 {
+			if err := b.Commit(NoSync); err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+		}
+	}
+	if err := db.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 1200 {
+		b.Reset()
+		for range 4 {
+			i := rng.IntN(rows)
+			b.Set(fmt.Appendf(nil, "row%06d", i), fmt.Appendf(nil, "%0200d", i+n))
+		}
+		if err := b.Commit(NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.pool.FlushAll(); err != nil { // the copies reach the store
+		t.Fatal(err)
+	}
+	fs.CrashAfterOps(0)
+	after := fs.CrashedClone(vfs.CrashDropUnsynced, nil)
+	db.Close() // fails on the crashed FS; lets its goroutines go
+
+	opts2 := memOptions(after)
+	opts2.Sync = SyncNever
+	opts2.CacheSize = 256 << 10
+	opts2.CheckpointWAL = 1 << 40
+	db2, err := Open("db", opts2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	atOpen := db2.replacedLimit.Load()
+	orphans := db2.Stats().OrphansFreed
+	if err := db2.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	later := db2.replacedLimit.Load()
+	t.Logf("limit at Open %d, after the next checkpoint %d; %d orphans freed at Open", atOpen, later, orphans)
+	if atOpen > later+later/10 {
+		t.Errorf("Open set the replaced-pages limit to %d, the next checkpoint (no change between) to %d: Open counted the %d orphans", atOpen, later, orphans)
+	}
+}
