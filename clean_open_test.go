@@ -331,6 +331,7 @@ func TestCrashAfterCleanOpenFreesOrphans(t *testing.T) {
 	opts := memOptions(fs)
 	opts.Sync = SyncNever
 	opts.CacheSize = 256 << 10
+	opts.CheckpointReplaced = -1 // no checkpoint makes the second session's pages durable
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)

@@ -582,8 +582,8 @@ func (db *DB) waitDurable(lsn uint64, opts *WriteOptions) error {
 // during the wait). The half limit keeps commits from checkpointing one
 // after another while a snapshot keeps old copies from being freed.
 //
-// Neither happens while a snapshot (or iterator) older than the last freeze
-// is open: it keeps every page replaced after it, so a checkpoint would
+// Neither happens while a snapshot (or iterator) of the frozen version or
+// an older one is open: it keeps every page replaced after it, so a checkpoint would
 // free nothing, and each one makes the next commits copy the pages again.
 func (db *DB) maybeCheckpoint() {
 	replaced, limit := db.replacedSinceFreeze.Load(), db.replacedLimit.Load()

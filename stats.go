@@ -36,10 +36,10 @@ type Stats struct {
 	// CheckpointFreezeTime the part of it during which commits waited
 	// (the freeze, under the writer lock).
 	CheckpointTime, CheckpointFreezeTime time.Duration
-	// SpaceWaits counts commits that waited for a checkpoint because
-	// commits had replaced Options.CheckpointReplaced of the store's pages
-	// while the previous checkpoint was still running; SpaceWaitTime is
-	// the time they waited (docs/ARCHITECTURE.md, "Checkpoints").
+	// SpaceWaits counts commits that checkpointed (waiting for a running
+	// checkpoint first) because the old copies not yet freed had reached
+	// twice the Options.CheckpointReplaced limit; SpaceWaitTime is the
+	// time they took (docs/ARCHITECTURE.md, "Space between checkpoints").
 	SpaceWaits    int64
 	SpaceWaitTime time.Duration
 	Store         pagestore.Stats

@@ -134,8 +134,9 @@ func (pt *partition) releaseFrame(f int32) {
 // evictFrame runs the frame CLOCK until it finds a clean, unpinned frame
 // whose reference bit is clear and that is not a protected inner page
 // (innerProtected), and evicts it: demoted to the compressed tier or
-// dropped (demote). If it finds only protected inner pages, it evicts the
-// first of them rather than none. With onlyFree it takes only a frame that
+// dropped (demote). If it finds only protected inner pages, or passes over
+// maxInnerSkips of them, it evicts the first of them rather than none (not
+// with onlyFree, which makes room for an image: an image can go instead). With onlyFree it takes only a frame that
 // has a redundant image (its demotion compresses nothing and never
 // releases mu), and turns the hand at most once around. It reports
 // whether a frame was freed, and whether it passed dirty frames.
@@ -146,6 +147,7 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
 		turns = n
 	}
 	spare := int32(-1) // the first protected inner page passed over
+	skipped := 0       // protected inner pages passed over
 	for i := 0; i < turns; i++ {
 		f := int32(pt.hand)
 		pt.hand++
@@ -174,6 +176,12 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
 			if spare < 0 {
 				spare = f
 			}
+			// More protected pages than the frames can keep (a tree whose
+			// used branches outnumber the frames): the first one goes, in
+			// CLOCK order, before the sweep grows long under mu.
+			if skipped++; skipped > maxInnerSkips && !onlyFree {
+				break
+			}
 			continue
 		}
 		if pt.evictAt(f) {
@@ -188,6 +196,11 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
 	}
 	return false, sawDirty
 }
+
+// maxInnerSkips is how many protected inner pages one eviction passes over
+// before it takes the first of them: a bound on the sweep's length under
+// the partition mutex when inner pages fill most of the frames.
+const maxInnerSkips = 32
 
 // evictAt demotes the page in frame f, if its latch is free.
 func (pt *partition) evictAt(f int32) bool {

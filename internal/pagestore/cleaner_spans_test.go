@@ -9,11 +9,11 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// TestReviewSpansWithSmallBurstDirect: the span reader under the
+// TestCleanerSpansWithSmallBurst: the span reader under the
 // background cleaner's smallest limiter burst (2 records), with direct
 // I/O, a mix of raw (page-sized) and compressed records, and the
 // segment's last record live: every record relocates intact.
-func TestReviewSpansWithSmallBurstDirect(t *testing.T) {
+func TestCleanerSpansWithSmallBurst(t *testing.T) {
 	fs := &readCountingFS{FS: vfs.NewMem()}
 	opts := testOptions(fs, mustCodec(t, "zstd"))
 	opts.SegmentSize = 256 << 10

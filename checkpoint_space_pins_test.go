@@ -8,27 +8,27 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// TestReviewSnapshotAtFreezeStartsNoSpaceCheckpoint: a snapshot of the
+// TestSnapshotAtFreezeStartsNoSpaceCheckpoint: a snapshot of the
 // version the last checkpoint froze keeps every page replaced after it,
 // like one older than the freeze: a checkpoint for space frees nothing
-// while it is open, and makes the next commits copy the pages again. The
-// rule in maybeCheckpoint (t < db.frozen) lets such checkpoints run (2 in
-// randomUpdates, which takes its snapshot right after db.Checkpoint),
-// and the store grows by the copies they cause (775 live pages at most,
-// against 641 with t <= db.frozen).
-func TestReviewSnapshotAtFreezeStartsNoSpaceCheckpoint(t *testing.T) {
+// while it is open, and makes the next commits copy the pages again.
+// Counting only snapshots older than the freeze (t < db.frozen) let such
+// checkpoints run (2 in randomUpdates, which takes its snapshot right
+// after db.Checkpoint), and the store grew by the copies they caused (775
+// live pages at most, against 641).
+func TestSnapshotAtFreezeStartsNoSpaceCheckpoint(t *testing.T) {
 	_, _, ckpts := randomUpdates(t, 0, true)
 	if ckpts != 0 {
 		t.Errorf("%d checkpoints with a snapshot of the frozen version open: each freed nothing", ckpts)
 	}
 }
 
-// TestReviewLimitAtOpenIgnoresOrphans: Open computes replacedLimit in its
+// TestReplacedLimitAtOpenIgnoresOrphans: Open computes replacedLimit in its
 // recovery checkpoint, before collectOrphans frees the pages the crash
 // left unreachable, so after a crash the limit counts those orphans as
 // tree pages. The next checkpoint (nothing changed) computes the right
 // limit: they should agree.
-func TestReviewLimitAtOpenIgnoresOrphans(t *testing.T) {
+func TestReplacedLimitAtOpenIgnoresOrphans(t *testing.T) {
 	fs := vfs.NewMem()
 	opts := memOptions(fs)
 	opts.Sync = SyncNever

@@ -6,14 +6,14 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// TestReviewPromotedInnerPageIsProtected: an inner page that fell out of
+// TestPromotedInnerPageIsProtected: an inner page that fell out of
 // the frames (unused for a window) and is then used again comes back by a
 // promotion from its image. That use should protect it like any other
 // (ARCHITECTURE.md: "passes over a marked page used within the last four
-// turnovers"), but beginPromote does not refresh usedAt and MarkInner
-// refreshes it only on the first mark, so the page is unprotected right
-// after the use that brought it back.
-func TestReviewPromotedInnerPageIsProtected(t *testing.T) {
+// turnovers"); before beginPromote refreshed usedAt (MarkInner sets it
+// only on the first mark), the page was unprotected right after the use
+// that brought it back.
+func TestPromotedInnerPageIsProtected(t *testing.T) {
 	const budget = 1 << 20
 	n := 4 * budget / testPageSize
 	s := openStore(t, vfs.NewMem(), "zstd")
@@ -69,12 +69,12 @@ func TestReviewPromotedInnerPageIsProtected(t *testing.T) {
 	}
 }
 
-// TestReviewRoomForImageKeepsProtectedInnerPages: roomForImage makes room
+// TestRoomForImageKeepsProtectedInnerPages: roomForImage makes room
 // for an image with evictFrame(true), and may fall back to evicting an
-// image. With the fallback of evictFrame (the first protected inner page
-// goes "when nothing else can"), it demotes a protected inner page
-// although an image could have been evicted instead.
-func TestReviewRoomForImageKeepsProtectedInnerPages(t *testing.T) {
+// image. evictFrame's fallback (the first protected inner page goes "when
+// nothing else can") must not apply there: it demoted a protected inner
+// page although an image could have been evicted instead.
+func TestRoomForImageKeepsProtectedInnerPages(t *testing.T) {
 	const budget = 1 << 20
 	const inner = 16
 	n := 4 * budget / testPageSize
