@@ -586,27 +586,41 @@ func (db *DB) waitDurable(lsn uint64, opts *WriteOptions) error {
 // an older one is open: it keeps every page replaced after it, so a checkpoint would
 // free nothing, and each one makes the next commits copy the pages again.
 func (db *DB) maybeCheckpoint() {
-	replaced, limit := db.replacedSinceFreeze.Load(), db.replacedLimit.Load()
-	spaceDue := replaced >= limit/2 && db.pendingPages.Load() >= limit
-	if spaceDue {
-		db.mu.RLock()
-		pinned := false
-		for t := range db.snaps {
-			pinned = pinned || t <= db.frozen
-		}
-		db.mu.RUnlock()
-		spaceDue = !pinned
-	}
-	if spaceDue && db.pendingPages.Load() >= 2*limit {
+	due, wait := db.checkpointDue()
+	if wait {
 		db.checkpointForSpace()
 		return
 	}
-	if spaceDue && replaced >= limit || db.log.Stats().Bytes-db.walAtCkpt.Load() >= db.opts.CheckpointWAL {
+	if due {
 		select {
 		case db.ckptKick <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// checkpointDue says whether a background checkpoint is due, and whether
+// the committer must checkpoint itself (maybeCheckpoint).
+func (db *DB) checkpointDue() (due, wait bool) {
+	walDue := db.log.Stats().Bytes-db.walAtCkpt.Load() >= db.opts.CheckpointWAL
+	replaced, limit, pending := db.replacedSinceFreeze.Load(), db.replacedLimit.Load(), db.pendingPages.Load()
+	if replaced < limit/2 || pending < limit || db.readerPinsReplaced() {
+		return walDue, false
+	}
+	return walDue || replaced >= limit, pending >= 2*limit
+}
+
+// readerPinsReplaced says whether a snapshot or iterator of the frozen
+// version or an older one is open: it keeps every page replaced since.
+func (db *DB) readerPinsReplaced() bool {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	for t := range db.snaps {
+		if t <= db.frozen {
+			return true
+		}
+	}
+	return false
 }
 
 // checkpointForSpace waits for the running checkpoint and, if the old
@@ -916,7 +930,7 @@ func (db *DB) writeCheckpoint(m meta, flush map[btree.PageID]bool, metaWritten *
 // Negative CheckpointReplaced: no limit.
 func (db *DB) replacedPagesLimit() int64 {
 	if db.opts.CheckpointReplaced < 0 {
-		return math.MaxInt64
+		return math.MaxInt64 / 4 // never reached, and twice it does not overflow
 	}
 	// The tree's pages: the store's less the old copies not yet freed.
 	pages := db.store.Stats().LivePages - db.pendingPages.Load()
@@ -955,6 +969,11 @@ func (db *DB) background() {
 		case <-db.stop:
 			return
 		case <-db.ckptKick:
+			// A kick queued before the last checkpoint's freeze may be
+			// stale: check again.
+			if due, _ := db.checkpointDue(); !due {
+				continue
+			}
 			if err := db.Checkpoint(); err != nil && !errors.Is(err, ErrClosed) {
 				db.opts.Logger.Warn("strata: background checkpoint failed", "err", err)
 			}
