@@ -62,6 +62,7 @@ type Log struct {
 	syncWant   uint64 // highest LSN some caller waits to see durable
 	queue      []byte // encoded records appended but not yet taken by the writer
 	spare      []byte // the other batch buffer, for reuse
+	batchHigh  int    // largest recent batch, decaying (see keptQueueBytes)
 	// big is a record larger than QueueSize, not copied: its header and
 	// the caller's payload, which the writer writes before the queue. Its
 	// Append waits until it is written.

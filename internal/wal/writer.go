@@ -130,13 +130,29 @@ func (l *Log) writeBatchLocked() error {
 	l.writtenLSN = last
 	l.off += int64(len(batch))
 	// Reuse the buffer as the next queue, unless a record larger than
-	// QueueSize made it larger: that one is dropped, so that it does not
-	// pin memory.
-	if cap(batch) <= l.opts.QueueSize {
+	// QueueSize made it larger, or it is much larger than the batches
+	// written lately: those are dropped, so that a burst (a bulk load
+	// filling the queue) does not pin two QueueSize buffers for the life
+	// of the log once commits are small again.
+	l.batchHigh = max(len(batch), l.batchHigh-l.batchHigh/batchHighDecay)
+	if cap(batch) <= l.opts.QueueSize && cap(batch) <= max(keptQueueBytes, 2*l.batchHigh) {
 		l.spare = batch[:0]
 	}
 	return nil
 }
+
+// The queue buffers the writer keeps (writeBatchLocked). A buffer up to
+// keptQueueBytes is always kept: small enough that two of them do not
+// matter, large enough that steady small commits never reallocate. A
+// larger one is kept while it is at most twice batchHigh, the largest
+// recent batch, which decays by 1/batchHighDecay a round (it halves in 11
+// rounds): after a burst, a QueueSize buffer is dropped once about ten
+// rounds in a row needed less than half of it, while a stream of batches
+// of about its size keeps it.
+const (
+	keptQueueBytes = 64 << 10
+	batchHighDecay = 16
+)
 
 // writeBigLocked writes the record Append handed over by reference (see
 // appendBig), header then payload, first moving to a new file if the
