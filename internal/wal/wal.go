@@ -80,6 +80,13 @@ type Log struct {
 	f                   vfs.File   // the active file; only the writer uses it
 	off                 int64      // end of the data written to f
 
+	// The page cache of cacheFile, an active file (see cacheChunk): the
+	// writer has dropped [0, cacheDropped) from it and started writing
+	// back [cacheDropped, cacheStarted). Only the writer uses these, with
+	// or without mu.
+	cacheFile                  vfs.File
+	cacheDropped, cacheStarted int64
+
 	stats counters
 
 	kick chan struct{} // (capacity 1) wakes the writer: there is work
