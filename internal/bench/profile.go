@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 )
 
@@ -36,4 +37,34 @@ func startProfile(engine string) (stop func() error, err error) {
 		}
 		return nil
 	}, nil
+}
+
+// HeapProfileEnv names the environment variable that makes a child write a
+// heap profile at the end of its measured phase (before the engine closes)
+// to the file it names, with ".<engine>" appended as for ProfileEnv. It is
+// for finding what an engine holds beyond its cache (`go tool pprof
+// -sample_index=inuse_space`); it is written after the result's memory
+// metrics are read, following a garbage collection so that the in-use
+// figures are those of that moment rather than of the last cycle.
+const HeapProfileEnv = "STRATA_BENCH_HEAPPROFILE"
+
+// writeHeapProfile writes the heap profile HeapProfileEnv asks for, if any.
+func writeHeapProfile(engine string) error {
+	path := os.Getenv(HeapProfileEnv)
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path + "." + engine)
+	if err != nil {
+		return fmt.Errorf("bench: heap profile: %w", err)
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("bench: heap profile: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("bench: heap profile: %w", err)
+	}
+	return nil
 }

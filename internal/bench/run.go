@@ -174,6 +174,9 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 	for k, v := range goMemoryMetrics() {
 		res.Metrics[k] = v
 	}
+	if err := writeHeapProfile(spec.Engine); err != nil {
+		res.Notes = append(res.Notes, err.Error())
+	}
 
 	closed = true
 	if err := eng.Close(); err != nil {

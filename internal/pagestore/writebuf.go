@@ -33,6 +33,14 @@ import (
 // buffer per stream.
 const maxPendingBuffers = 4
 
+// maxSpareBuffers bounds the written buffers kept for reuse. A seal needs
+// one fresh buffer, and the goroutine that sealed it writes it back before
+// it seals again, so one spare serves a steady stream of seals; the extra
+// buffers a burst of concurrent seals needed (up to maxPendingBuffers, of
+// WriteBufferSize each, 1 MiB by default) are left to the collector rather
+// than kept on the heap for the life of the store.
+const maxSpareBuffers = 1
+
 // wbuf holds the bytes of one segment from file offset off on.
 type wbuf struct {
 	seg   *segment
@@ -138,7 +146,9 @@ func (s *Store) writeSealed(upTo uint64) error {
 		}
 		s.lastIO = b.id
 		b.seg = nil
-		s.spareBufs = append(s.spareBufs, b)
+		if len(s.spareBufs) < maxSpareBuffers {
+			s.spareBufs = append(s.spareBufs, b)
+		}
 		s.ioDone.Broadcast()
 		s.mu.Unlock()
 	}

@@ -291,3 +291,77 @@ func TestConcurrentAllocateWriteFree(t *testing.T) {
 	defer s.Close()
 	checkModel(t, s, m, maxID+1)
 }
+
+// TestSpareBuffersBounded: a burst of concurrent seals fills the pending
+// queue while a segment write is stopped; once the writes are done the
+// store keeps at most maxSpareBuffers of those buffers for reuse.
+func TestSpareBuffersBounded(t *testing.T) {
+	bfs := &blockFS{FS: vfs.NewMem()}
+	opts := testOptions(bfs, mustCodec(t, "none"))
+	opts.SegmentSize = 1 << 20
+	s, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	defer letGo()
+	fn := func() { close(entered); <-release }
+	bfs.onWrite.Store(&fn)
+	// Raw 4 KiB pages: a 16 KiB buffer seals every 3 pages. Each writer
+	// seals a buffer, then waits for the stopped write to write it.
+	const writers = maxPendingBuffers + 2
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 8 {
+				id := PageID(100*w + i)
+				if _, _, err := s.WritePage(id, pageContent(id, 2, testPageSize)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	<-entered
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.mu.Lock()
+		n := len(s.pending)
+		s.mu.Unlock()
+		if n == maxPendingBuffers {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d buffers pending, want %d", n, maxPendingBuffers)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	letGo()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	spares := len(s.spareBufs)
+	s.mu.Unlock()
+	if spares > maxSpareBuffers {
+		t.Errorf("%d spare buffers kept after the burst, want at most %d", spares, maxSpareBuffers)
+	}
+	m := model{}
+	for w := range writers {
+		for i := range 8 {
+			m[PageID(100*w+i)] = 2
+		}
+	}
+	checkModel(t, s, m, PageID(100*writers))
+}

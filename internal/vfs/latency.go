@@ -258,3 +258,14 @@ func (f *latencyFile) Sync() error {
 	f.l.syncs.Add(1)
 	return f.l.serve(f.l.dev.SyncLatency, 0, 0, f.File.Sync)
 }
+
+// StartWriteback passes through to the wrapped file (see Writebacker): it
+// is advice about the OS page cache, not a device request of its own.
+func (f *latencyFile) StartWriteback(off, n int64) error {
+	return StartWriteback(f.File, off, n)
+}
+
+// DropWritten passes through to the wrapped file (see Writebacker).
+func (f *latencyFile) DropWritten(off, n int64) error {
+	return DropWritten(f.File, off, n)
+}

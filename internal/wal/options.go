@@ -19,8 +19,13 @@ const (
 	DefaultSyncInterval = 10 * time.Millisecond
 	// DefaultQueueSize bounds the records appended but not yet taken by
 	// the writer. It is also the largest write the writer makes (but for
-	// one record larger than it).
-	DefaultQueueSize = 4 << 20
+	// one record larger than it). The log holds up to twice this on the Go
+	// heap whenever the writer falls behind (a bulk load does), and the
+	// collector's headroom doubles that again, so it is no larger than
+	// needed: a 1 MiB write into the page cache costs as little per byte
+	// as a 4 MiB one, and a larger queue only lets appends run further
+	// ahead of a writer that the device paces anyway.
+	DefaultQueueSize = 1 << 20
 )
 
 // SyncMode says when the writer fsyncs the records it has written if
@@ -77,7 +82,7 @@ type Options struct {
 	// until the writer takes the queue (a record larger than QueueSize
 	// waits for an empty queue). With the batch being written, the log
 	// buffers at most twice QueueSize (or two records, if larger).
-	// Default: DefaultQueueSize (4 MiB).
+	// Default: DefaultQueueSize (1 MiB).
 	QueueSize int
 	// FileSize is the size at which the log moves on to a new file: a
 	// group-commit batch that starts in a file of FileSize bytes or more

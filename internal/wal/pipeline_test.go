@@ -467,3 +467,52 @@ func TestCrashPipeline(t *testing.T) {
 		t.Errorf("only %d of %d crashes found records in the queue", inFlight, points)
 	}
 }
+
+// TestQueueShrinksAfterBurst: a burst that fills the queue grows both
+// batch buffers to QueueSize; once commits are small again the writer
+// drops them, so that the log does not keep 2 × QueueSize for its life.
+func TestQueueShrinksAfterBurst(t *testing.T) {
+	const queueSize = 1 << 20
+	fs := newHoldFS(vfs.NewMem())
+	l := mustOpen(t, testDir, Options{FS: fs, SyncMode: SyncNever, QueueSize: queueSize})
+	defer l.Close()
+	buffered := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return cap(l.queue) + cap(l.spare)
+	}
+	// Two full queues, each written while the next fills.
+	p := make([]byte, 1000-recordHeaderSize)
+	for range 2 {
+		if err := l.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		fs.hold(vfs.OpWrite)
+		if _, err := l.Append(p); err != nil {
+			t.Fatal(err)
+		}
+		fs.waitHeld(t, vfs.OpWrite)
+		for range queueSize / 1000 {
+			if _, err := l.Append(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fs.release(vfs.OpWrite)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := buffered(); got < queueSize {
+		t.Fatalf("after the burst the log buffers %d bytes: the burst did not fill the queue", got)
+	}
+	small := make([]byte, 500)
+	for range 100 {
+		if _, err := appendWait(l, small, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := buffered(); got > 2*keptQueueBytes {
+		t.Errorf("after 100 small commits the log buffers %d bytes, want at most %d", got, 2*keptQueueBytes)
+	}
+	checkRecordCount(t, l, 2*(queueSize/1000+1)+100)
+}

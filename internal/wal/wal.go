@@ -62,6 +62,7 @@ type Log struct {
 	syncWant   uint64 // highest LSN some caller waits to see durable
 	queue      []byte // encoded records appended but not yet taken by the writer
 	spare      []byte // the other batch buffer, for reuse
+	batchHigh  int    // largest recent batch, decaying (see keptQueueBytes)
 	// big is a record larger than QueueSize, not copied: its header and
 	// the caller's payload, which the writer writes before the queue. Its
 	// Append waits until it is written.
@@ -78,6 +79,13 @@ type Log struct {
 	files               []fileInfo // oldest first; the last is the active file
 	f                   vfs.File   // the active file; only the writer uses it
 	off                 int64      // end of the data written to f
+
+	// The page cache of cacheFile, an active file (see cacheChunk): the
+	// writer has dropped [0, cacheDropped) from it and started writing
+	// back [cacheDropped, cacheStarted). Only the writer uses these, with
+	// or without mu.
+	cacheFile                  vfs.File
+	cacheDropped, cacheStarted int64
 
 	stats counters
 

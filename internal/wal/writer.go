@@ -120,6 +120,10 @@ func (l *Log) writeBatchLocked() error {
 	if err == nil && n < len(batch) {
 		err = io.ErrShortWrite
 	}
+	var cacheErr error
+	if err == nil {
+		cacheErr = l.releaseCache(f, off+int64(n))
+	}
 	l.stats.writes.Add(1)
 	l.mu.Lock()
 	if err != nil {
@@ -130,13 +134,32 @@ func (l *Log) writeBatchLocked() error {
 	l.writtenLSN = last
 	l.off += int64(len(batch))
 	// Reuse the buffer as the next queue, unless a record larger than
-	// QueueSize made it larger: that one is dropped, so that it does not
-	// pin memory.
-	if cap(batch) <= l.opts.QueueSize {
+	// QueueSize made it larger, or it is much larger than the batches
+	// written lately: those are dropped, so that a burst (a bulk load
+	// filling the queue) does not pin two QueueSize buffers for the life
+	// of the log once commits are small again.
+	l.batchHigh = max(len(batch), l.batchHigh-l.batchHigh/batchHighDecay)
+	if cap(batch) <= l.opts.QueueSize && cap(batch) <= max(keptQueueBytes, 2*l.batchHigh) {
 		l.spare = batch[:0]
+	}
+	if cacheErr != nil {
+		return l.failLocked(cacheErr)
 	}
 	return nil
 }
+
+// The queue buffers the writer keeps (writeBatchLocked). A buffer up to
+// keptQueueBytes is always kept: small enough that two of them do not
+// matter, large enough that steady small commits never reallocate. A
+// larger one is kept while it is at most twice batchHigh, the largest
+// recent batch, which decays by 1/batchHighDecay a round (it halves in 11
+// rounds): after a burst, a QueueSize buffer is dropped once about ten
+// rounds in a row needed less than half of it, while a stream of batches
+// of about its size keeps it.
+const (
+	keptQueueBytes = 64 << 10
+	batchHighDecay = 16
+)
 
 // writeBigLocked writes the record Append handed over by reference (see
 // appendBig), header then payload, first moving to a new file if the
@@ -168,6 +191,10 @@ func (l *Log) writeBigLocked() error {
 		}
 		err = write(c)
 	}
+	var cacheErr error
+	if err == nil {
+		cacheErr = l.releaseCache(f, at)
+	}
 	l.stats.writes.Add(1)
 	l.mu.Lock()
 	l.big = nil
@@ -180,8 +207,50 @@ func (l *Log) writeBigLocked() error {
 	l.stats.bytes.Add(size)
 	l.writtenLSN = lsn
 	l.off += size
+	if cacheErr != nil {
+		return l.failLocked(cacheErr)
+	}
 	return nil
 }
+
+// cacheChunk bounds the log's bytes in the OS page cache. The log is
+// written with buffered I/O and read back only by recovery, yet its
+// written pages would stay in the page cache, dirty until the kernel's
+// periodic writeback and then clean until reclaimed, and a memory cgroup
+// charges them to the process like its own memory: under SyncNever, every
+// record since the last checkpoint. So each time cacheChunk more whole
+// pages have been written, the writer starts writing them back, and waits
+// for the chunk it started the time before (long since written, as a rule)
+// and drops it from the page cache: at most about two chunks of the
+// active file stay there. 256 KiB makes that a few syscalls per 256 KiB of
+// records, small next to the writes themselves.
+const cacheChunk = 256 << 10
+
+// releaseCache is called by the writer, without mu, after it has written
+// f up to end: see cacheChunk. Only whole pages below end are touched; the
+// last, partial one is written again by the next batch. An error is a
+// write error of the log (see vfs.Writebacker).
+func (l *Log) releaseCache(f vfs.File, end int64) error {
+	if f != l.cacheFile {
+		l.cacheFile, l.cacheDropped, l.cacheStarted = f, 0, 0
+	}
+	whole := end &^ int64(pageSize-1)
+	if whole-l.cacheStarted < cacheChunk {
+		return nil
+	}
+	if err := vfs.DropWritten(f, l.cacheDropped, l.cacheStarted-l.cacheDropped); err != nil {
+		return fmt.Errorf("wal: write back %s up to offset %d: %w", f.Name(), l.cacheStarted, err)
+	}
+	l.cacheDropped = l.cacheStarted
+	if err := vfs.StartWriteback(f, l.cacheStarted, whole-l.cacheStarted); err != nil {
+		return fmt.Errorf("wal: write back %s up to offset %d: %w", f.Name(), whole, err)
+	}
+	l.cacheStarted = whole
+	return nil
+}
+
+// pageSize is the OS page size, the unit of the page cache.
+var pageSize = os.Getpagesize()
 
 // syncLocked fsyncs the active file, which makes every record written so
 // far durable: records in older files were synced when the log moved on
@@ -207,7 +276,7 @@ func (l *Log) syncLocked() error {
 // any record is written to it, so a record acknowledged as synced cannot be
 // lost with its file's directory entry.
 func (l *Log) rotateLocked() error {
-	old, written := l.f, l.writtenLSN
+	old, written, end := l.f, l.writtenLSN, l.off
 	num, first := l.files[len(l.files)-1].num+1, written+1
 	l.mu.Unlock()
 	err := old.Sync()
@@ -217,7 +286,18 @@ func (l *Log) rotateLocked() error {
 	if err != nil {
 		err = fmt.Errorf("wal: fsync %s: %w", old.Name(), err)
 	} else {
-		nf, err = l.createFile(num, first)
+		// The old file is durable, so its pages are clean: drop the
+		// ones releaseCache has not (see cacheChunk).
+		if old == l.cacheFile {
+			err = vfs.DropWritten(old, l.cacheDropped, end-l.cacheDropped)
+		} else {
+			err = vfs.DropWritten(old, 0, end)
+		}
+		if err != nil {
+			err = fmt.Errorf("wal: drop the cache of %s: %w", old.Name(), err)
+		} else {
+			nf, err = l.createFile(num, first)
+		}
 	}
 	l.mu.Lock()
 	if oldSynced {
