@@ -138,6 +138,12 @@ func TestFlashCacheCrashRecovery(t *testing.T) {
 		if err != nil {
 			return nil, 0
 		}
+		// A crashed session stops its goroutines (as crashWorkload's do).
+		defer func() {
+			if db != nil {
+				db.Close()
+			}
+		}()
 		crashed := func(err error) bool {
 			if err != nil && !errors.Is(err, vfs.ErrCrashed) {
 				t.Fatalf("seed %d: %v", seed, err)
