@@ -33,6 +33,16 @@ func crashWorkload(t *testing.T, fs *vfs.MemFS, seed uint64, nops int) (commits 
 	if err != nil {
 		return nil, 0
 	}
+	// A crashed session is let go as the process's death would: its
+	// goroutines stop (Close fails on the crashed file system, which
+	// nothing can change any more). Left running, the goroutines of
+	// hundreds of crashed sessions slowed every later crash point, under
+	// the race detector many times over.
+	defer func() {
+		if db != nil {
+			db.Close()
+		}
+	}()
 	crashed := func(err error) bool {
 		if err == nil {
 			return false
@@ -130,8 +140,18 @@ func scanAll(t *testing.T, db *DB) map[string]string {
 // after a prefix of the acknowledged commits that includes every durable
 // one (no partial batch), that no page leaked (the store holds exactly
 // the pages the tree reaches), and that it keeps working.
+//
+// Under the race detector each seed's workload is crashed at the first 4
+// of its 20 points, 100 in all, both crash modes: every seed's workload
+// still runs through commits, syncs, checkpoints, closes and recovery
+// with the database's goroutines, which is what the detector needs; the
+// 500 points are for the crash states, which .ci/run checks without it.
 func TestCrashRecovery(t *testing.T) {
-	const seeds, perSeed, nops = 25, 20, 60
+	const seeds, nops = 25, 60
+	perSeed := 20
+	if raceEnabled {
+		perSeed = 4
+	}
 	points := 0
 	for seed := uint64(1); seed <= seeds; seed++ {
 		dry := vfs.NewMem()
@@ -192,7 +212,7 @@ func TestCrashRecovery(t *testing.T) {
 			})
 		}
 	}
-	if points < 500 {
+	if points < seeds*perSeed {
 		t.Fatalf("%d crash points", points)
 	}
 }

@@ -114,11 +114,13 @@ func TestCorruptEntries(t *testing.T) {
 	lay := s.fc.lay
 	s.close()
 	rng := rand.New(rand.NewPCG(3, 3))
+	var offs []int64
 	for r := 0; r < lay.regions; r++ {
 		for range 20 {
-			corrupt(t, fs, flashPath, lay.regionBase(r)+rng.Int64N(lay.regionSize))
+			offs = append(offs, lay.regionBase(r)+rng.Int64N(lay.regionSize))
 		}
 	}
+	corrupt(t, fs, flashPath, offs...)
 	s = openStack(t, fs, fs, stackOpts{})
 	defer s.close()
 	if st := s.fc.Stats(); st.OpenState != "warm" {

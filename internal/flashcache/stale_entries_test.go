@@ -34,8 +34,14 @@ func TestNoStaleEntries(t *testing.T) {
 			if err := s.pool.FlushAll(); err != nil {
 				t.Fatal(err)
 			}
+			// 5,000 operations (as with -short) under the race detector:
+			// they go through every path of the cache (hits, rewrites
+			// while queued, frees and reused ids, flushes) with its
+			// writer and readers running, which is what the detector
+			// needs; the 20,000 are for the model, and .ci/run runs them
+			// without it.
 			ops := 20000
-			if testing.Short() {
+			if testing.Short() || raceEnabled {
 				ops = 5000
 			}
 			run := func(s *stack, ops int) {
@@ -224,7 +230,11 @@ func TestCrashNeverStale(t *testing.T) {
 	}
 	total := dry.OpCount()
 	step := max(total/60, 1)
-	if testing.Short() {
+	// 20 crash points (as with -short) under the race detector, still
+	// spread over all three sessions: the detector watches the cache's
+	// writer, readers and snapshots at work in each, and the 60 points
+	// are for the crash states, which .ci/run checks without it.
+	if testing.Short() || raceEnabled {
 		step = max(total/20, 1)
 	}
 	crashes := 0

@@ -1,0 +1,5 @@
+//go:build !race
+
+package flashcache
+
+const raceEnabled = false
