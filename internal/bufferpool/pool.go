@@ -333,6 +333,8 @@ func (p *Pool) cleaner() {
 	defer p.done.Done()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	var backoff time.Duration // after a failed write, until the next attempt
+	var retryAt time.Time
 	for {
 		select {
 		case <-p.stop:
@@ -340,12 +342,36 @@ func (p *Pool) cleaner() {
 		case <-tick.C:
 		case <-p.cleanKick:
 		}
+		if backoff > 0 && time.Now().Before(retryAt) {
+			continue
+		}
+		failed := false
 		for _, part := range p.parts {
 			if err := part.cleanIfNeeded(); err != nil {
-				p.opts.Logger.Warn("bufferpool: page cleaner failed", "err", err)
+				failed = true
+				if backoff == 0 {
+					p.opts.Logger.Warn("bufferpool: page cleaner failed; retrying with back-off", "err", err)
+				}
 			}
 		}
+		backoff = nextCleanerBackoff(backoff, failed)
+		retryAt = time.Now().Add(backoff)
 	}
+}
+
+// nextCleanerBackoff is the cleaner's wait before its next attempt after
+// a pass that failed (or not) to write: doubling from 10 ms up to a
+// second, none after a pass that succeeded. A store that cannot write (a
+// failed device, a crashed test file system) is retried at most once a
+// second instead of every tick: each attempt compresses the pages it then
+// fails to write, which kept the CPU busy for as long as the pool lived.
+// Writes a caller asks for (FlushPages, FlushAll) are not delayed, and a
+// reader that needs a frame gets the write error at once (allocFrame).
+func nextCleanerBackoff(prev time.Duration, failed bool) time.Duration {
+	if !failed {
+		return 0
+	}
+	return min(max(2*prev, 10*time.Millisecond), time.Second)
 }
 
 // defaultCodec is the codec the pool compresses with when Options.Codec is
