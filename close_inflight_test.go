@@ -65,11 +65,21 @@ func startBigGet(t *testing.T, db *DB, slow *vfs.LatencyFS, big []byte) (finishe
 		}
 		result <- err
 	}()
+	deadline := time.Now().Add(30 * time.Second)
 	for db.st.gets.Load() == gets { // the Get has entered
+		if time.Now().After(deadline) {
+			t.Fatal("the large Get did not start within 30 s")
+		}
 		time.Sleep(time.Millisecond)
 	}
-	for before := slow.Stats().Reads; slow.Stats().Reads < before+5; {
+	for before := slow.Stats().Reads; slow.Stats().Reads < before+5 && !finished.Load(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the large Get read nothing from the device within 30 s")
+		}
 		time.Sleep(time.Millisecond)
+	}
+	if finished.Load() {
+		t.Fatal("the large Get finished before it was under way: the test needs it in flight")
 	}
 	return finished, result
 }
