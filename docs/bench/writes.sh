@@ -21,3 +21,10 @@ run f-iopeers --engines bbolt,pebble --workload oltp_write_only --table-size 270
 run f-iopeers-2 --engines bbolt,pebble --workload oltp_write_only --table-size 2700000 --cache 32MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/f-iopeers --keep
 run f-io4k-2 --engines strata --page-size 4KiB --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/f-io4k --keep
 run f-io16-2 --engines strata --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/f-io16 --keep
+# Session of 2026-12-02 (code b871920: replaced-pages checkpoints, inner pages kept, cleaner span reads), fresh directories.
+run g-cached --engines strata,bbolt,pebble --workload oltp_read_only,oltp_write_only,oltp_insert --table-size 250000 --cache 128MiB --mem-limit 224MiB --warmup 3s --duration 12s --dir i10/g-cached --keep
+run g-io16 --engines strata --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/g-io16 --keep
+run g-io4k --engines strata --page-size 4KiB --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/g-io4k --keep
+run g-iopeers --engines bbolt,pebble --workload oltp_write_only --table-size 2700000 --cache 32MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/g-iopeers --keep
+run g-io4k-2 --engines strata --page-size 4KiB --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/g-io4k --keep
+run g-io16-2 --engines strata --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/g-io16 --keep
