@@ -709,15 +709,24 @@ func pageDashes(i int) []vg.Length {
 	return nil
 }
 
-// valueTicks marks the x axis at the sweep's data sizes.
+// valueTicks marks the x axis at the sweep's data sizes. Sizes within 5%
+// of a smaller one get no tick of their own: stores of several page sizes
+// loaded for the same nominal size differ in the second decimal (0.25 and
+// 0.252), and their labels printed over each other.
 type valueTicks []float64
 
 func (v valueTicks) Ticks(lo, hi float64) []plot.Tick {
+	xs := slices.Clone(v)
+	slices.Sort(xs)
 	var ticks []plot.Tick
-	for _, x := range v {
-		if x >= lo && x <= hi {
-			ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', 3, 64)})
+	for _, x := range xs {
+		if x < lo || x > hi {
+			continue
 		}
+		if n := len(ticks); n > 0 && x < ticks[n-1].Value*1.05 {
+			continue
+		}
+		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', 3, 64)})
 	}
 	return ticks
 }
