@@ -18,31 +18,8 @@ func TestCleanerBacksOffWhenWritesFail(t *testing.T) {
 	fs := vfs.NewMem()
 	hs := newHookStore(openStore(t, fs, "lz4"))
 	defer hs.Close()
-	p, err := New(hs, Options{CacheSize: 128 << 10, Partitions: 1, FixedShare: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := dirtyUntilWritesFail(t, fs, hs)
 	defer p.Close()
-	fs.SetInjector(func(op vfs.Op, path string) error {
-		if op == vfs.OpWrite {
-			return vfs.InjectedError(op, path)
-		}
-		return nil
-	})
-	var failed bool
-	for i := 0; i < 4096 && !failed; i++ {
-		pg, err := p.NewPage()
-		if err != nil {
-			failed = true
-			break
-		}
-		fillPage(pg.Data(), pg.ID(), 1)
-		pg.MarkDirty()
-		pg.Release()
-	}
-	if !failed {
-		t.Fatal("4096 new pages in a 128 KiB pool with failing writes: no error")
-	}
 	var writes atomic.Int64
 	hook := func(PageID) { writes.Add(1) }
 	hs.writeHook.Store(&hook)

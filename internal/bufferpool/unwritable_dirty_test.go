@@ -18,33 +18,39 @@ func TestNoFrameWhenDirtyPagesCannotBeWritten(t *testing.T) {
 	fs := vfs.NewMem()
 	s := openStore(t, fs, "lz4")
 	defer s.Close()
+	p, last := dirtyUntilWritesFail(t, fs, s)
+	defer p.Close()
+	if !errors.Is(last, ErrNoFrame) || !errors.Is(last, vfs.ErrInjected) {
+		t.Fatalf("got %v, want ErrNoFrame wrapping the injected write error", last)
+	}
+	t.Log(last)
+}
+
+// dirtyUntilWritesFail opens a 128 KiB pool on store s (on fs), makes fs
+// refuse every write, and creates dirty pages until one cannot get a
+// frame: it returns the pool, every frame dirty, and that error.
+func dirtyUntilWritesFail(t *testing.T, fs *vfs.MemFS, s Store) (*Pool, error) {
+	t.Helper()
 	p, err := New(s, Options{CacheSize: 128 << 10, Partitions: 1, FixedShare: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
 	fs.SetInjector(func(op vfs.Op, path string) error {
 		if op == vfs.OpWrite {
 			return vfs.InjectedError(op, path)
 		}
 		return nil
 	})
-	var last error
-	for i := 0; i < 4096 && last == nil; i++ {
+	for range 4096 {
 		pg, err := p.NewPage()
 		if err != nil {
-			last = err
-			break
+			return p, err
 		}
 		fillPage(pg.Data(), pg.ID(), 1)
 		pg.MarkDirty()
 		pg.Release()
 	}
-	if last == nil {
-		t.Fatal("4096 new pages in a 128 KiB pool with failing writes: no error")
-	}
-	if !errors.Is(last, ErrNoFrame) || !errors.Is(last, vfs.ErrInjected) {
-		t.Fatalf("got %v, want ErrNoFrame wrapping the injected write error", last)
-	}
-	t.Log(last)
+	p.Close()
+	t.Fatal("4096 new pages in a 128 KiB pool with failing writes: no error")
+	return nil, nil
 }
