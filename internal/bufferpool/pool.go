@@ -335,6 +335,7 @@ func (p *Pool) cleaner() {
 	defer tick.Stop()
 	var backoff time.Duration // after a failed write, until the next attempt
 	var retryAt time.Time
+	warned := false // since the last write error was cleared
 	for {
 		select {
 		case <-p.stop:
@@ -342,35 +343,53 @@ func (p *Pool) cleaner() {
 		case <-tick.C:
 		case <-p.cleanKick:
 		}
-		if backoff > 0 && time.Now().Before(retryAt) {
+		// Back off only while a write error stands: once a write (a
+		// checkpoint's, say) has succeeded, a waiting reader's kick is
+		// served at once.
+		if backoff > 0 && p.writeFailed() && time.Now().Before(retryAt) {
 			continue
 		}
 		failed := false
 		for _, part := range p.parts {
 			if err := part.cleanIfNeeded(); err != nil {
 				failed = true
-				if backoff == 0 {
+				if !warned {
+					warned = true
 					p.opts.Logger.Warn("bufferpool: page cleaner failed; retrying with back-off", "err", err)
 				}
 			}
 		}
-		backoff = nextCleanerBackoff(backoff, failed)
+		switch {
+		case failed:
+			backoff = nextCleanerBackoff(backoff)
+		case !p.writeFailed():
+			backoff, warned = 0, false
+		}
 		retryAt = time.Now().Add(backoff)
 	}
 }
 
-// nextCleanerBackoff is the cleaner's wait before its next attempt after
-// a pass that failed (or not) to write: doubling from 10 ms up to a
-// second, none after a pass that succeeded. A store that cannot write (a
-// failed device, a crashed test file system) is retried at most once a
-// second instead of every tick: each attempt compresses the pages it then
-// fails to write, which kept the CPU busy for as long as the pool lived.
-// Writes a caller asks for (FlushPages, FlushAll) are not delayed, and a
-// reader that needs a frame gets the write error at once (allocFrame).
-func nextCleanerBackoff(prev time.Duration, failed bool) time.Duration {
-	if !failed {
-		return 0
+// writeFailed reports whether some partition's last write-back failed and
+// no write has succeeded since (partition.writeErr).
+func (p *Pool) writeFailed() bool {
+	for _, part := range p.parts {
+		if part.writeErr.Load() != nil {
+			return true
+		}
 	}
+	return false
+}
+
+// nextCleanerBackoff is the cleaner's wait before its next attempt after
+// a pass that failed to write: doubling from 10 ms up to a second (the
+// cleaner clears it once no write error stands). A store that cannot
+// write (a failed device, a crashed test file system) is retried at most
+// once a second instead of every tick: each attempt compresses the page it
+// then fails to write, which kept the CPU busy for as long as the pool
+// lived. Writes a caller asks for (FlushPages, FlushAll) are not delayed,
+// and a reader that needs a frame gets the write error at once
+// (allocFrame).
+func nextCleanerBackoff(prev time.Duration) time.Duration {
 	return min(max(2*prev, 10*time.Millisecond), time.Second)
 }
 
