@@ -21,7 +21,8 @@ func TestControllerFastDeviceSlowCodec(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A known defect (issue 9, docs/BENCHMARKS.md): about one run in six
-	// (measured 2026-12-02, on code before and after that day's changes)
+	// (measured 2026-12-02: 1 of 6 runs at that session's start, 6a3be51,
+	// and at its end)
 	// the first decision lands at 0.36–0.43 instead of jumping to the
 	// bottom, and the hill climb then hovers at 0.35–0.50. The test allows
 	// a second run, so that it fails on a controller that does not go
