@@ -1,7 +1,6 @@
 package strata
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -30,40 +29,13 @@ func TestSnapshotAtFreezeStartsNoSpaceCheckpoint(t *testing.T) {
 // limit: they should agree.
 func TestReplacedLimitAtOpenIgnoresOrphans(t *testing.T) {
 	fs := vfs.NewMem()
-	opts := memOptions(fs)
-	opts.Sync = SyncNever
-	opts.CacheSize = 256 << 10
-	opts.CheckpointWAL = 1 << 40
-	opts.CheckpointReplaced = -1 // the crashed session keeps its old copies
+	opts := spaceTestOptions(fs, -1) // the crashed session keeps its old copies
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const rows = 6000
-	b := db.NewBatch()
-	for i := range rows {
-		b.Set(fmt.Appendf(nil, "row%06d", i), fmt.Appendf(nil, "%0200d", i))
-		if b.Len() == 500 {
-			if err := b.Commit(NoSync); err != nil {
-				t.Fatal(err)
-			}
-			b.Reset()
-		}
-	}
-	if err := db.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for n := range 1200 {
-		b.Reset()
-		for range 4 {
-			i := rng.IntN(rows)
-			b.Set(fmt.Appendf(nil, "row%06d", i), fmt.Appendf(nil, "%0200d", i+n))
-		}
-		if err := b.Commit(NoSync); err != nil {
-			t.Fatal(err)
-		}
-	}
+	loadSpaceTestRows(t, db)
+	updateSpaceTestRows(t, db, rand.New(rand.NewPCG(1, 2)), nil)
 	if err := db.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -74,10 +46,7 @@ func TestReplacedLimitAtOpenIgnoresOrphans(t *testing.T) {
 	after := fs.CrashedClone(vfs.CrashDropUnsynced, nil)
 	db.Close() // fails on the crashed FS; lets its goroutines go
 
-	opts2 := memOptions(after)
-	opts2.Sync = SyncNever
-	opts2.CacheSize = 256 << 10
-	opts2.CheckpointWAL = 1 << 40
+	opts2 := spaceTestOptions(after, 0)
 	db2, err := Open("db", opts2)
 	if err != nil {
 		t.Fatal(err)

@@ -66,34 +66,13 @@ func TestCheckpointReplacedOff(t *testing.T) {
 // With snapshot, a snapshot taken before the updates stays open during
 // them.
 func randomUpdates(t *testing.T, replaced float64, snapshot bool) (base, maxLive, ckpts int64) {
-	fs := vfs.NewMem()
-	opts := memOptions(fs)
-	opts.Sync = SyncNever
-	opts.CacheSize = 256 << 10
-	opts.CheckpointWAL = 1 << 40 // the WAL alone never starts one
-	opts.CheckpointReplaced = replaced
+	opts := spaceTestOptions(vfs.NewMem(), replaced)
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	const rows = 6000
-	value := func(i, gen int) []byte {
-		return fmt.Appendf(nil, "%0200d", i*1000+gen)
-	}
-	b := db.NewBatch()
-	for i := range rows {
-		b.Set(fmt.Appendf(nil, "row%06d", i), value(i, 0))
-		if b.Len() == 500 {
-			if err := b.Commit(NoSync); err != nil {
-				t.Fatal(err)
-			}
-			b.Reset()
-		}
-	}
-	if err := db.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
+	loadSpaceTestRows(t, db)
 	st := db.Stats()
 	base, ckpts0 := st.Store.LivePages, st.Checkpoints
 	cachePages := opts.CacheSize / int64(opts.PageSize)
@@ -107,29 +86,77 @@ func randomUpdates(t *testing.T, replaced float64, snapshot bool) (base, maxLive
 		}
 		defer snap.Close()
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
 	maxLive = base
-	for n := range 1200 {
-		b.Reset()
-		for range 4 {
-			i := rng.IntN(rows)
-			b.Set(fmt.Appendf(nil, "row%06d", i), value(i, n+1))
-		}
-		if err := b.Commit(NoSync); err != nil {
-			t.Fatal(err)
-		}
+	updateSpaceTestRows(t, db, rand.New(rand.NewPCG(3, 4)), func(n int) {
 		if n%20 == 0 {
 			maxLive = max(maxLive, db.Stats().Store.LivePages)
 		}
-	}
+	})
 	st = db.Stats()
 	ckpts = st.Checkpoints - ckpts0
 	t.Logf("table %d pages; after 4,800 random updates: %d checkpoints, at most %d live pages, %d pending frees",
 		base, ckpts, maxLive, st.PendingFreePages)
-	for i := 0; i < rows; i += 97 {
-		if _, err := db.Get(fmt.Appendf(nil, "row%06d", i)); err != nil {
+	for i := 0; i < spaceTestRows; i += 97 {
+		if _, err := db.Get(spaceTestKey(i)); err != nil {
 			t.Fatalf("row %d: %v", i, err)
 		}
 	}
 	return base, maxLive, ckpts
+}
+
+// spaceTestRows is the table of the space tests: about 320 pages of 4 KiB
+// with 200-byte values, five times the cache of spaceTestOptions.
+const spaceTestRows = 6000
+
+// spaceTestOptions are the space tests' options on fs: no fsync, a 256 KiB
+// cache, a WAL that never starts a checkpoint, CheckpointReplaced replaced.
+func spaceTestOptions(fs *vfs.MemFS, replaced float64) *Options {
+	opts := memOptions(fs)
+	opts.Sync = SyncNever
+	opts.CacheSize = 256 << 10
+	opts.CheckpointWAL = 1 << 40 // the WAL alone never starts one
+	opts.CheckpointReplaced = replaced
+	return opts
+}
+
+func spaceTestKey(i int) []byte { return fmt.Appendf(nil, "row%06d", i) }
+
+func spaceTestValue(i, gen int) []byte { return fmt.Appendf(nil, "%0200d", i*1000+gen) }
+
+// loadSpaceTestRows loads the table in batches of 500 and checkpoints.
+func loadSpaceTestRows(t *testing.T, db *DB) {
+	t.Helper()
+	b := db.NewBatch()
+	for i := range spaceTestRows {
+		b.Set(spaceTestKey(i), spaceTestValue(i, 0))
+		if b.Len() == 500 {
+			if err := b.Commit(NoSync); err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+		}
+	}
+	if err := db.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// updateSpaceTestRows commits 1,200 batches of 4 random-row updates,
+// calling after(n) after batch n.
+func updateSpaceTestRows(t *testing.T, db *DB, rng *rand.Rand, after func(n int)) {
+	t.Helper()
+	b := db.NewBatch()
+	for n := range 1200 {
+		b.Reset()
+		for range 4 {
+			i := rng.IntN(spaceTestRows)
+			b.Set(spaceTestKey(i), spaceTestValue(i, n+1))
+		}
+		if err := b.Commit(NoSync); err != nil {
+			t.Fatal(err)
+		}
+		if after != nil {
+			after(n)
+		}
+	}
 }
