@@ -81,15 +81,7 @@ func TestBenchSweepEndToEnd(t *testing.T) {
 	f := sweepCmdFlags{benchFlags: tinyBench(t), param: "r", values: "0,auto", plotPath: filepath.Join(dir, "sweep.png")}
 	f.workloads = "oltp_point_select"
 	f.jsonPath = filepath.Join(dir, "sweep.json")
-	var stdout, stderr bytes.Buffer
-	if err := runBenchSweep(context.Background(), &stdout, &stderr, f); err != nil {
-		t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
-	}
-	if st, err := os.Stat(f.plotPath); err != nil || st.Size() == 0 {
-		t.Errorf("no plot: %v", err)
-	}
-	b, err := os.ReadFile(f.jsonPath)
-	must(t, err)
+	stdout, b := runSweepForTest(t, f)
 	var rep benchSweepReport
 	must(t, json.Unmarshal(b, &rep))
 	if len(rep.Points) != 2 || rep.Points[0].Result == nil || rep.Points[1].Result == nil {
@@ -99,8 +91,8 @@ func TestBenchSweepEndToEnd(t *testing.T) {
 	if !containsNote(rep.Points[1].Result.Notes, "reused") {
 		t.Errorf("second point did not reuse the load: %q", rep.Points[1].Result.Notes)
 	}
-	if !strings.Contains(stdout.String(), "hit_ratio") {
-		t.Errorf("no hit ratio column:\n%s", stdout.String())
+	if !strings.Contains(stdout, "hit_ratio") {
+		t.Errorf("no hit ratio column:\n%s", stdout)
 	}
 }
 
@@ -117,15 +109,7 @@ func TestSizeSweepEndToEnd(t *testing.T) {
 		strataR: "auto,0.5", strataPageSize: "4KiB,16KiB", plotPath: filepath.Join(dir, "sizes.png")}
 	f.workloads, f.memLimit, f.duration, f.keep = "oltp_point_select", "64MiB", 500*time.Millisecond, true
 	f.jsonPath = filepath.Join(dir, "sizes.json")
-	var stdout, stderr bytes.Buffer
-	if err := runBenchSweep(context.Background(), &stdout, &stderr, f); err != nil {
-		t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
-	}
-	if st, err := os.Stat(f.plotPath); err != nil || st.Size() == 0 {
-		t.Errorf("no plot: %v", err)
-	}
-	b, err := os.ReadFile(f.jsonPath)
-	must(t, err)
+	stdout, b := runSweepForTest(t, f)
 	var rep sizeSweepReport
 	must(t, json.Unmarshal(b, &rep))
 	var labels []string
@@ -167,8 +151,8 @@ func TestSizeSweepEndToEnd(t *testing.T) {
 		t.Error("a sweep of two page sizes used the one-page-size directory strata-1000")
 	}
 	for _, want := range []string{"strata 4KiB R=auto", "strata 16KiB R=0.5", "best fixed R (same page)", "best page size at auto R"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
 	}
 }
@@ -199,4 +183,20 @@ func TestReviewBenchKeepsForeignDir(t *testing.T) {
 	if _, err := os.Stat(precious); err != nil {
 		t.Errorf("strata bench deleted a directory it did not create: %v", err)
 	}
+}
+
+// runSweepForTest runs `strata bench sweep` with f, checks that it drew
+// its plot, and returns what it printed and its JSON report.
+func runSweepForTest(t *testing.T, f sweepCmdFlags) (stdout string, report []byte) {
+	t.Helper()
+	var out, stderr bytes.Buffer
+	if err := runBenchSweep(context.Background(), &out, &stderr, f); err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
+	}
+	if st, err := os.Stat(f.plotPath); err != nil || st.Size() == 0 {
+		t.Errorf("no plot: %v", err)
+	}
+	report, err := os.ReadFile(f.jsonPath)
+	must(t, err)
+	return out.String(), report
 }
