@@ -291,6 +291,7 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.share_r"] = p.Share
 	m["pool.controller_steps"] = float64(p.ControllerSteps - b.ControllerSteps)
 	m["pool.controller_jumps"] = float64(p.ControllerJumps - b.ControllerJumps)
+	m["pool.miss_probes"] = float64(p.MissProbes - b.MissProbes)
 	m["pool.target_share_r"] = p.TargetShare
 	if p.Auto {
 		m["pool.auto_r"] = 1

@@ -203,6 +203,8 @@ type controller struct {
 	// floorHeld counts the decisions in a row that wanted R below
 	// copiesFloor and were held there.
 	floorHeld int
+	// probe measures a miss when nothing misses (probe.go).
+	probe prober
 }
 
 const (
@@ -406,6 +408,9 @@ func (p *Pool) adjust() {
 	c.tMiss.fold(p.timing.miss.take())
 	for i := range c.tDecomBy {
 		c.tDecomBy[i].fold(p.timing.decomBy[i].take())
+	}
+	if now := time.Now(); c.probeDue(ev, now, p.opts.ControllerInterval) {
+		p.probeMiss(now)
 	}
 	if n := ev.accesses(); n > 0 {
 		costHitC, costMiss, whole := c.costs()

@@ -56,6 +56,9 @@ type Stats struct {
 	// a hill-climb step, predicted from the depth of image hits below the
 	// frames (a hot set the frames would hold if they were larger).
 	ControllerJumps int64
+	// MissProbes are the store reads the controller made to measure a
+	// miss while nothing missed (probe.go).
+	MissProbes int64
 
 	// Document 000's model (equation 9, exclusive tiers) with the measured
 	// T_decom and T_disk_read, α and β from the store's sizes and the
@@ -175,6 +178,7 @@ func (p *Pool) Stats() Stats {
 	st.LossUncompressed, st.LossCompressed = c.lastLossU, c.lastLossC
 	st.ControllerSteps = c.adjustments
 	st.ControllerJumps = c.jumps
+	st.MissProbes = c.probe.n
 	c.mu.Unlock()
 	if m, ok := p.model(st, avail); ok {
 		st.ModelShare = m.OptimalShare()

@@ -182,6 +182,7 @@ func StatsFields(st strata.Stats) []StatsField {
 		{"t_comp_us", us(p.TComp), "T_comp, moving average"},
 		{"controller_steps", p.ControllerSteps, ""},
 		{"controller_jumps", p.ControllerJumps, ""},
+		{"miss_probes", p.MissProbes, ""},
 		{"frame_bytes", p.FrameBytes, "uncompressed tier in use"},
 		{"image_bytes", p.ImageBytes, "compressed tier in use"},
 		{"meta_bytes", p.MetaBytes, "pool metadata"},

@@ -1,0 +1,131 @@
+package bufferpool
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/stratadb/strata/internal/codec"
+)
+
+// Probe reads: what a miss costs when nothing misses.
+//
+// The controller prices the image hits it could lose with the cost of a
+// miss (T_miss, the whole time of a load from the store). While the data
+// fits in memory nothing misses, so that cost is the one measured during
+// the warm-up, when the device was busy with the pool filling up: a
+// 4 KiB store's warm-up measured 636 µs per miss where its steady state
+// measured 118 µs (docs/BENCHMARKS.md), and the controller, pricing every
+// image it would give up at five times its worth, kept a split that ran
+// at half the speed of R = 0. So when an interval has image hits and no
+// miss, and at most once per probeIntervals controller intervals (1 s by
+// default), the controller reads one page from the store as a miss would
+// (a clean page a frame holds, so that it exists), decompresses it into a buffer of its own and moves its
+// estimates a quarter of the way towards what that took:
+//
+//	T_disk_read toward the probe's read,
+//	T_miss toward the probe's read + T_image_hit (an image hit and a miss
+//	       cause the same eviction; they differ by the read), or the
+//	       probe's read + decompression before any image hit was timed.
+//
+// A stale cost so loses three quarters of its error within five probes.
+//
+// Lock rules: probeMiss is called with the controller's mutex held; it takes
+// one partition's mu shared to choose the page and reads the store without
+// any partition lock.
+
+const (
+	probeIntervals = 10 // controller intervals between probes: 1 s by default
+	probeWeight    = 0.25
+	probeTries     = 8 // frames looked at for a clean page
+)
+
+// prober holds the probe's buffers and state (the controller's).
+type prober struct {
+	last  time.Time
+	rng   *rand.Rand
+	buf   []byte // the image read
+	frame []byte // its decompression
+	n     int64  // probes that measured (Stats.Probes)
+}
+
+// probeDue reports whether the interval's evidence asks for a probe: image
+// hits priced against a miss cost that nothing measured.
+func (c *controller) probeDue(ev evidence, now time.Time, interval time.Duration) bool {
+	return ev.misses == 0 && ev.hitsC > 0 && now.Sub(c.probe.last) >= probeIntervals*interval
+}
+
+// probeMiss reads one page from the store and ages the miss cost toward it
+// (see the top of this file). It reports whether it measured.
+func (p *Pool) probeMiss(now time.Time) bool {
+	c := &p.ctl
+	c.probe.last = now
+	if c.probe.rng == nil {
+		c.probe.rng = rand.New(rand.NewPCG(uint64(now.UnixNano()), 0))
+		c.probe.buf = make([]byte, 0, 2*p.pageSize+64)
+		c.probe.frame = make([]byte, p.pageSize)
+	}
+	id, ok := p.cleanPageID(c.probe.rng)
+	if !ok {
+		return false
+	}
+	start := time.Now()
+	img, err := p.store.ReadImage(id, c.probe.buf[:0])
+	read := time.Since(start)
+	if err != nil {
+		return false // freed since, or an I/O error: the next load will say
+	}
+	start = time.Now()
+	if err := codec.Decompress(img.Codec, c.probe.frame, img.Data); err != nil {
+		return false
+	}
+	decom := time.Since(start)
+	if cap(img.Data) <= 2*p.pageSize+64 {
+		c.probe.buf = img.Data[:0]
+	}
+	c.ageMissCost(read, decom)
+	c.probe.n++
+	return true
+}
+
+// ageMissCost moves T_disk_read and T_miss a probeWeight of the way toward
+// a probe that read a page in read and decompressed it in decom.
+func (c *controller) ageMissCost(read, decom time.Duration) {
+	c.tDisk.toward(float64(read), probeWeight)
+	whole := float64(read + decom)
+	if c.tHitC.valid {
+		whole = float64(read) + c.tHitC.v
+	}
+	c.tMiss.toward(whole, probeWeight)
+}
+
+// toward moves the average the fraction w of the way to v (to v if it
+// has none yet).
+func (e *ewma) toward(v, w float64) {
+	if !e.valid {
+		e.v, e.valid = v, true
+		return
+	}
+	e.v += w * (v - e.v)
+}
+
+// cleanPageID picks a page a frame holds unmodified, from a random
+// partition: it is in the store.
+func (p *Pool) cleanPageID(rng *rand.Rand) (PageID, bool) {
+	pt := p.parts[rng.IntN(len(p.parts))]
+	pt.mu.RLock()
+	defer pt.mu.RUnlock()
+	if len(pt.frameDesc) == 0 {
+		return 0, false
+	}
+	for i := 0; i < probeTries; i++ {
+		di := pt.frameDesc[rng.IntN(len(pt.frameDesc))]
+		if di < 0 {
+			continue
+		}
+		d := pt.desc(di)
+		if d.state.Load() == stFrame && !d.dirty.Load() {
+			return d.id, true
+		}
+	}
+	return 0, false
+}
