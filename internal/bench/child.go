@@ -37,17 +37,12 @@ func RunChild(stdin io.Reader, stdout io.Writer) error {
 
 	var writeErr error
 	th := progressThrottle{interval: childProgressInterval}
-	prof := phaseProfiler{path: os.Getenv(CPUProfileEnv), phase: "run"}
 	res, runErr := Run(ctx, spec, func(ev Event) {
-		prof.observe(ev.Phase)
 		if writeErr != nil || !th.allow(ev, time.Now()) {
 			return
 		}
 		writeErr = enc.Encode(ev)
 	})
-	if err := prof.stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err) // the run's figures stand without it
-	}
 	final := Event{Result: res}
 	if runErr != nil {
 		final = Event{Error: runErr.Error()}
