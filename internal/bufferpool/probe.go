@@ -29,14 +29,19 @@ import (
 //
 // A stale cost so loses three quarters of its error within five probes.
 //
-// Lock rules: probeMiss is called with the controller's mutex held; it takes
-// one partition's mu shared to choose the page and reads the store without
-// any partition lock.
+// Lock rules: adjust decides under the controller's mutex whether the
+// next interval probes (probe.wanted); probeIfWanted runs at the start of
+// the next adjust without that mutex, so that Stats and SetShare never
+// wait for a device read: it takes one partition's mu shared to choose the
+// page, reads the store without any lock, and takes the controller's
+// mutex to fold the result. The prober's buffers, rng and clock are
+// touched only by the control loop; its count n only under the
+// controller's mutex.
 
 const (
 	probeIntervals = 10 // controller intervals between probes: 1 s by default
 	probeWeight    = 0.25
-	probeTries     = 8 // frames looked at for a clean page
+	probeScan      = 256 // frame slots looked at for a clean page
 )
 
 // prober holds the probe's buffers and state (the controller's).
@@ -45,7 +50,9 @@ type prober struct {
 	rng   *rand.Rand
 	buf   []byte // the image read
 	frame []byte // its decompression
-	n     int64  // probes that measured (Stats.Probes)
+	n     int64  // probes that measured (Stats.MissProbes)
+	// wanted: the last interval asked for a probe (probeDue).
+	wanted bool
 }
 
 // probeDue reports whether the interval's evidence asks for a probe: image
@@ -54,10 +61,16 @@ func (c *controller) probeDue(ev evidence, now time.Time, interval time.Duration
 	return ev.misses == 0 && ev.hitsC > 0 && now.Sub(c.probe.last) >= probeIntervals*interval
 }
 
-// probeMiss reads one page from the store and ages the miss cost toward it
-// (see the top of this file). It reports whether it measured.
-func (p *Pool) probeMiss(now time.Time) bool {
+// probeIfWanted reads one page from the store and ages the miss cost
+// toward it, if the last interval asked for it (see the top of this
+// file). It reports whether it measured.
+func (p *Pool) probeIfWanted() bool {
 	c := &p.ctl
+	if !c.probe.wanted {
+		return false
+	}
+	c.probe.wanted = false
+	now := time.Now()
 	c.probe.last = now
 	if c.probe.rng == nil {
 		c.probe.rng = rand.New(rand.NewPCG(uint64(now.UnixNano()), 0))
@@ -82,8 +95,10 @@ func (p *Pool) probeMiss(now time.Time) bool {
 	if cap(img.Data) <= 2*p.pageSize+64 {
 		c.probe.buf = img.Data[:0]
 	}
+	c.mu.Lock()
 	c.ageMissCost(read, decom)
 	c.probe.n++
+	c.mu.Unlock()
 	return true
 }
 
@@ -109,16 +124,19 @@ func (e *ewma) toward(v, w float64) {
 }
 
 // cleanPageID picks a page a frame holds unmodified, from a random
-// partition: it is in the store.
+// partition: it is in the store. It looks at up to probeScan frame slots
+// from a random one (at R near 1 most slots are free).
 func (p *Pool) cleanPageID(rng *rand.Rand) (PageID, bool) {
 	pt := p.parts[rng.IntN(len(p.parts))]
 	pt.mu.RLock()
 	defer pt.mu.RUnlock()
-	if len(pt.frameDesc) == 0 {
+	n := len(pt.frameDesc)
+	if n == 0 {
 		return 0, false
 	}
-	for i := 0; i < probeTries; i++ {
-		di := pt.frameDesc[rng.IntN(len(pt.frameDesc))]
+	start := rng.IntN(n)
+	for i := 0; i < min(n, probeScan); i++ {
+		di := pt.frameDesc[(start+i)%n]
 		if di < 0 {
 			continue
 		}
