@@ -292,6 +292,8 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.controller_steps"] = float64(p.ControllerSteps - b.ControllerSteps)
 	m["pool.controller_jumps"] = float64(p.ControllerJumps - b.ControllerJumps)
 	m["pool.miss_probes"] = float64(p.MissProbes - b.MissProbes)
+	m["pool.controller_trials"] = float64(p.ControllerTrials - b.ControllerTrials)
+	m["pool.trials_kept"] = float64(p.TrialsKept - b.TrialsKept)
 	m["pool.target_share_r"] = p.TargetShare
 	if p.Auto {
 		m["pool.auto_r"] = 1

@@ -213,6 +213,8 @@ type controller struct {
 	thin bool
 	// probe measures a miss when nothing misses (probe.go).
 	probe prober
+	// trial leaves the exclusive regime by measurement (trial.go).
+	trial trial
 }
 
 const (
@@ -491,6 +493,7 @@ func (p *Pool) adjust() {
 		c.tDecomBy[i].fold(p.timing.decomBy[i].take())
 	}
 	c.probe.wanted = c.probeDue(ev, time.Now(), p.opts.ControllerInterval)
+	var intervalCost, intervalN float64 // the objective over this interval
 	if n := ev.accesses(); n > 0 {
 		costHitC, costMiss, whole := c.costs()
 		cost := float64(ev.hitsC)*costHitC + float64(ev.misses)*costMiss
@@ -498,6 +501,7 @@ func (p *Pool) adjust() {
 			cost += float64(ev.compressions) * c.tComp.value()
 		}
 		c.timePerAccess.fold(n, int64(cost))
+		intervalCost, intervalN = cost, float64(n)
 	}
 	r := math.Float64frombits(p.target.Load())
 	auto := !p.fixed.Load()
@@ -509,6 +513,10 @@ func (p *Pool) adjust() {
 	}
 	if auto {
 		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)
+		if to, running := c.observeTrial(intervalCost, intervalN, time.Now()); running || to != 0 {
+			c.applyShare(p, to) // trial.go: no decision while one runs
+			return
+		}
 	}
 	c.pend.add(ev)
 	if c.pend.ghostHits() < minGhostEvents && c.pend.accesses() < maxQuietAccesses {
@@ -519,14 +527,24 @@ func (p *Pool) adjust() {
 		usage = mem.imageBytes / mem.avail
 	}
 	steps, jumps := c.adjustments, c.jumps
-	r = c.decidePending(r, usage, p.imageAlpha(), mem)
+	decided, alpha := c.pend, p.imageAlpha()
+	prev := r
+	r = c.decidePending(r, usage, alpha, mem)
 	if !auto {
 		// A fixed R takes no step: the decision is only reported (the
 		// wanted R, gains and losses in Stats).
 		c.adjustments, c.jumps = steps, jumps
+		p.target.Store(math.Float64bits(r))
+		return
 	}
+	r = c.considerTrial(prev, r, usage, alpha, decided, intervalCost, intervalN, time.Now())
+	c.applyShare(p, r)
+}
+
+// applyShare makes r the wanted and applied R (auto mode).
+func (c *controller) applyShare(p *Pool, r float64) {
 	p.target.Store(math.Float64bits(r))
-	if auto && r != p.Share() {
+	if r != p.Share() {
 		p.setShare(r)
 		p.retargetAll()
 	}

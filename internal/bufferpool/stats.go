@@ -59,6 +59,10 @@ type Stats struct {
 	// MissProbes are the store reads the controller made to measure a
 	// miss while nothing missed (probe.go).
 	MissProbes int64
+	// ControllerTrials are the times the controller left the exclusive
+	// regime to measure the other (trial.go); TrialsKept those that kept
+	// the new R.
+	ControllerTrials, TrialsKept int64
 
 	// Document 000's model (equation 9, exclusive tiers) with the measured
 	// T_decom and T_disk_read, α and β from the store's sizes and the
@@ -179,6 +183,7 @@ func (p *Pool) Stats() Stats {
 	st.ControllerSteps = c.adjustments
 	st.ControllerJumps = c.jumps
 	st.MissProbes = c.probe.n
+	st.ControllerTrials, st.TrialsKept = c.trial.tried, c.trial.kept
 	c.mu.Unlock()
 	if m, ok := p.model(st, avail); ok {
 		st.ModelShare = m.OptimalShare()

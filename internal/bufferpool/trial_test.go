@@ -1,0 +1,71 @@
+package bufferpool
+
+import (
+	"testing"
+	"time"
+)
+
+// TestControllerTrialLeavesExclusiveRegime: stuck below the copies floor
+// (images under their share, never evicted, every demotion compressing)
+// with no step for trialPatience decisions, the controller tries R = 1 −
+// MinShare, measures it, and keeps it when it is faster; when it is
+// slower it goes back and does not try again for trialBackoff.
+func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
+	const alpha, usage = 0.5, 0.2
+	stuckEv := evidence{hitsU: 900, hitsC: 100, frameEvictions: 100, demotions: 100, compressions: 100}
+	start := time.Unix(1000, 0)
+	run := func(c *controller, after float64, now time.Time) float64 {
+		r := 0.3
+		for i := 0; i < trialPatience; i++ {
+			next := c.considerTrial(r, r, usage, alpha, stuckEv, 100e3, 1000, now) // 100 ns an access
+			if i < trialPatience-1 && next != r {
+				t.Fatalf("decision %d in the stuck state: R %.2f, want it held until %d", i, next, trialPatience)
+			}
+			r = next
+		}
+		if r != 0.95 || !c.trial.active {
+			t.Fatalf("after %d stuck decisions: R %.2f, trial %v; want a trial at 0.95", trialPatience, r, c.trial.active)
+		}
+		for i := 1; ; i++ {
+			to, running := c.observeTrial(after*1000, 1000, now)
+			if !running {
+				return to
+			}
+			if to != 0.95 {
+				t.Fatalf("interval %d of the trial: R %.2f, want 0.95 held", i, to)
+			}
+			if i > trialSettle+trialMeasure {
+				t.Fatal("the trial does not end")
+			}
+		}
+	}
+	c := testController()
+	if r := run(c, 60, start); r != 0.95 || c.trial.kept != 1 {
+		t.Fatalf("faster at 0.95 (60 against 100 ns an access): R %.2f after the trial, kept %d; want 0.95 kept", r, c.trial.kept)
+	}
+	c = testController()
+	if r := run(c, 150, start); r != 0.3 {
+		t.Fatalf("slower at 0.95 (150 against 100 ns): R %.2f after the trial, want back to 0.3", r)
+	}
+	r := 0.3
+	for i := 0; i < 2*trialPatience; i++ {
+		r = c.considerTrial(r, r, usage, alpha, stuckEv, 100e3, 1000, start.Add(trialBackoff/2))
+	}
+	if r != 0.3 || c.trial.active {
+		t.Fatalf("within the back-off after a failed trial: R %.2f, trial %v; want no new trial", r, c.trial.active)
+	}
+	// Not stuck: images evicted (they use their share), or demotions free.
+	c = testController()
+	for _, ev := range []evidence{
+		{hitsC: 100, imageEvictions: 10, demotions: 100, compressions: 100},
+		{hitsC: 100, demotions: 100, compressions: 10},
+	} {
+		r := 0.3
+		for i := 0; i < 2*trialPatience; i++ {
+			r = c.considerTrial(r, r, usage, alpha, ev, 100e3, 1000, start)
+		}
+		if r != 0.3 {
+			t.Errorf("evidence %+v: a trial started (R %.2f)", ev, r)
+		}
+	}
+}
