@@ -215,6 +215,9 @@ type controller struct {
 	probe prober
 	// trial leaves the exclusive regime by measurement (trial.go).
 	trial trial
+	// now is the time of the decision being taken (zero in tests that
+	// call decide directly).
+	now time.Time
 }
 
 const (
@@ -304,7 +307,7 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	c.ghostHitsU, c.ghostHitsC = ev.uOnC+ev.uOnMiss, ev.cOnMiss+ev.cOnComp
 	// First the far view: would frames much larger (a hot set that does
 	// not fit by more than a ghost's tenth) beat the current split?
-	if to, _, _, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok {
+	if to, _, _, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && !c.trial.holdsFloor(to, alpha, c.now) {
 		c.jumps++
 		c.adjustments++
 		c.lastDir, c.step = -1, 0.05
@@ -519,6 +522,8 @@ func (p *Pool) adjust() {
 		}
 	}
 	c.pend.add(ev)
+	c.trial.sinceCost += intervalCost
+	c.trial.sinceN += intervalN
 	if c.pend.ghostHits() < minGhostEvents && c.pend.accesses() < maxQuietAccesses {
 		return // not enough evidence yet
 	}
@@ -529,15 +534,17 @@ func (p *Pool) adjust() {
 	steps, jumps := c.adjustments, c.jumps
 	decided, alpha := c.pend, p.imageAlpha()
 	prev := r
+	c.now = time.Now()
 	r = c.decidePending(r, usage, alpha, mem)
 	if !auto {
 		// A fixed R takes no step: the decision is only reported (the
 		// wanted R, gains and losses in Stats).
 		c.adjustments, c.jumps = steps, jumps
+		c.trial.sinceCost, c.trial.sinceN = 0, 0
 		p.target.Store(math.Float64bits(r))
 		return
 	}
-	r = c.considerTrial(prev, r, usage, alpha, decided, intervalCost, intervalN, time.Now())
+	r = c.considerTrial(prev, r, usage, alpha, decided, c.now)
 	c.applyShare(p, r)
 }
 
@@ -664,6 +671,7 @@ func (p *Pool) SetShare(r float64) {
 	defer c.mu.Unlock()
 	p.fixed.Store(true)
 	p.compressing.Store(true)
+	c.trial.active = false // a trial under way ends with the user's R
 	r = math.Min(1, math.Max(0, r))
 	p.setShare(r)
 	p.target.Store(math.Float64bits(r))

@@ -21,8 +21,12 @@ import (
 // R to 1 − MinShare, lets the pool settle for trialSettle intervals,
 // measures the time per access (Stats.TimePerAccess's per-interval figure)
 // over trialMeasure intervals, and keeps the new R if that is no more than
-// 5% worse than the time measured before, or goes back and does not try
-// again for trialBackoff.
+// 5% worse than the time measured over every interval of the stuck
+// decisions, or goes back and does not try again for trialBackoff. After a
+// kept trial the far view (lowerShare) does not jump below the floor for
+// trialBackoff: it prices the image hits it would move with the copy
+// regime's time, which the exclusive regime does not have. SetShare ends a
+// trial under way.
 //
 // Lock rules: called from adjust with the controller's mutex held.
 
@@ -37,12 +41,14 @@ const (
 // trial is the state of the exploration (see the top of this file).
 type trial struct {
 	active            bool
-	from              float64 // R before the trial
-	before            float64 // time per access before, ns
-	intervals         int     // since the jump
-	cost, n           float64 // measured during the trial's window
-	stuck             int     // decisions in a row in the exclusive state without a step
-	stuckCost, stuckN float64 // time measured while stuck
+	from              float64   // R before the trial
+	before            float64   // time per access before, ns
+	intervals         int       // since the jump
+	cost, n           float64   // measured during the trial's window
+	stuck             int       // decisions in a row in the exclusive state without a step
+	stuckCost, stuckN float64   // time measured while stuck
+	sinceCost, sinceN float64   // time measured since the last decision (every interval)
+	keptUntil         time.Time // after a kept trial, no far-view jump below the floor before this
 	notBefore         time.Time
 	tried, kept       int64 // trials run, and those that kept the new R
 }
@@ -76,17 +82,29 @@ func (c *controller) observeTrial(cost, n float64, now time.Time) (float64, bool
 	c.lastDir, c.step = 0, 0.05
 	if t.n > 0 && t.cost/t.n <= t.before*(1+trialMargin) {
 		t.kept++
+		t.keptUntil = now.Add(trialBackoff)
 		return 1 - c.minShare, false
 	}
 	t.notBefore = now.Add(trialBackoff)
 	return t.from, false
 }
 
+// holdsFloor reports whether a far-view jump to r must wait: a trial kept
+// the copy-keeping regime less than trialBackoff ago, and r is below its
+// floor (the far view prices the hits it would move with that regime's
+// image-hit time, not the exclusive regime's).
+func (t *trial) holdsFloor(r, alpha float64, now time.Time) bool {
+	return r < copiesFloor(alpha) && now.Before(t.keptUntil)
+}
+
 // considerTrial is called after a decision: it counts decisions in the
-// stuck state that took no step, with the time measured meanwhile, and
-// starts a trial when there have been enough. It reports the R to apply.
-func (c *controller) considerTrial(prev, next, usage, alpha float64, ev evidence, cost, n float64, now time.Time) float64 {
+// stuck state that took no step, with the time measured over every
+// interval meanwhile, and starts a trial when there have been enough. It
+// reports the R to apply.
+func (c *controller) considerTrial(prev, next, usage, alpha float64, ev evidence, now time.Time) float64 {
 	t := &c.trial
+	cost, n := t.sinceCost, t.sinceN
+	t.sinceCost, t.sinceN = 0, 0
 	if next != prev || !exclusiveStuck(prev, usage, alpha, ev) {
 		t.stuck, t.stuckCost, t.stuckN = 0, 0, 0
 		return next
@@ -101,6 +119,6 @@ func (c *controller) considerTrial(prev, next, usage, alpha float64, ev evidence
 	t.intervals, t.cost, t.n = 0, 0, 0
 	t.stuck, t.stuckCost, t.stuckN = 0, 0, 0
 	t.tried++
-	c.adjustments++
+	c.adjustments++ // counted as a step (ControllerSteps); its end is not
 	return math.Max(prev, 1-c.minShare)
 }

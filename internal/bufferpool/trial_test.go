@@ -17,7 +17,8 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	run := func(c *controller, after float64, now time.Time) float64 {
 		r := 0.3
 		for i := 0; i < trialPatience; i++ {
-			next := c.considerTrial(r, r, usage, alpha, stuckEv, 100e3, 1000, now) // 100 ns an access
+			c.trial.sinceCost, c.trial.sinceN = 100e3, 1000 // 100 ns an access
+			next := c.considerTrial(r, r, usage, alpha, stuckEv, now)
 			if i < trialPatience-1 && next != r {
 				t.Fatalf("decision %d in the stuck state: R %.2f, want it held until %d", i, next, trialPatience)
 			}
@@ -43,13 +44,21 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	if r := run(c, 60, start); r != 0.95 || c.trial.kept != 1 {
 		t.Fatalf("faster at 0.95 (60 against 100 ns an access): R %.2f after the trial, kept %d; want 0.95 kept", r, c.trial.kept)
 	}
+	// After a kept trial the far view may not jump below the floor for
+	// trialBackoff (it would price the hits it moves at the copy regime's
+	// image-hit time); above the floor, or later, it may.
+	if !c.trial.holdsFloor(0.1, alpha, start.Add(time.Second)) || c.trial.holdsFloor(0.5, alpha, start.Add(time.Second)) ||
+		c.trial.holdsFloor(0.1, alpha, start.Add(2*trialBackoff)) {
+		t.Error("holdsFloor after a kept trial: want a hold below the floor within trialBackoff only")
+	}
 	c = testController()
 	if r := run(c, 150, start); r != 0.3 {
 		t.Fatalf("slower at 0.95 (150 against 100 ns): R %.2f after the trial, want back to 0.3", r)
 	}
 	r := 0.3
 	for i := 0; i < 2*trialPatience; i++ {
-		r = c.considerTrial(r, r, usage, alpha, stuckEv, 100e3, 1000, start.Add(trialBackoff/2))
+		c.trial.sinceCost, c.trial.sinceN = 100e3, 1000
+		r = c.considerTrial(r, r, usage, alpha, stuckEv, start.Add(trialBackoff/2))
 	}
 	if r != 0.3 || c.trial.active {
 		t.Fatalf("within the back-off after a failed trial: R %.2f, trial %v; want no new trial", r, c.trial.active)
@@ -62,7 +71,8 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	} {
 		r := 0.3
 		for i := 0; i < 2*trialPatience; i++ {
-			r = c.considerTrial(r, r, usage, alpha, ev, 100e3, 1000, start)
+			c.trial.sinceCost, c.trial.sinceN = 100e3, 1000
+			r = c.considerTrial(r, r, usage, alpha, ev, start)
 		}
 		if r != 0.3 {
 			t.Errorf("evidence %+v: a trial started (R %.2f)", ev, r)
