@@ -80,6 +80,44 @@ func poolOptions(budget int64, share float64) Options {
 	return o
 }
 
+// autoPoolOnDevice writes n pages to an in-memory store, reopens it behind
+// a simulated device whose reads take readLatency, and returns a pool of
+// the budget on it with R tuned online from start (closed at the test's
+// end).
+func autoPoolOnDevice(t *testing.T, budget int64, n int, readLatency time.Duration, start float64) *Pool {
+	t.Helper()
+	mem := vfs.NewMem()
+	s := openStore(t, mem, "zstd")
+	writePages(t, s, n)
+	s.Close()
+	dev := vfs.NewLatency(mem, vfs.Device{Name: readLatency.String(), ReadLatency: readLatency, QueueDepth: 1})
+	s = openStore(t, dev, "zstd")
+	t.Cleanup(func() { s.Close() })
+	opts := poolOptions(budget, -1)
+	opts.CompressedShare = start
+	p, err := New(s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// settleThenMeasure reads pages 0..n-1 uniformly for 30 passes, noting R
+// after each, then measures a phase of 20,000 reads.
+func settleThenMeasure(t *testing.T, p *Pool, rng *rand.Rand, n int) ([]float64, phase) {
+	t.Helper()
+	var trace []float64
+	for i := 0; i < 30; i++ {
+		readRandom(t, p, rng, n, n)
+		trace = append(trace, p.Share())
+	}
+	ph := phase{before: p.Stats()}
+	readRandom(t, p, rng, n, 20000)
+	ph.after = p.Stats()
+	return trace, ph
+}
+
 // TestSteadyStateFitsInFrames: data 0.7× the budget. Frames take all the
 // memory they need whatever R is (it used to cap them at 1 − R, so that
 // at R = 0.5 every other access demoted a page and promoted another).
@@ -164,27 +202,8 @@ func TestSteadyStateFitsCompressedAuto(t *testing.T) {
 	}
 	const budget = 1 << 20
 	n := 3 * budget / testPageSize
-	mem := vfs.NewMem()
-	s := openStore(t, mem, "zstd")
-	writePages(t, s, n)
-	s.Close()
-	dev := vfs.NewLatency(mem, vfs.Device{Name: "2ms", ReadLatency: 2 * time.Millisecond, QueueDepth: 1})
-	s = openStore(t, dev, "zstd")
-	defer s.Close()
-	p, err := New(s, poolOptions(budget, -1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	rng := rand.New(rand.NewPCG(5, 6))
-	var trace []float64
-	for i := 0; i < 30; i++ {
-		readRandom(t, p, rng, n, n)
-		trace = append(trace, p.Share())
-	}
-	ph := phase{before: p.Stats()}
-	readRandom(t, p, rng, n, 20000)
-	ph.after = p.Stats()
+	p := autoPoolOnDevice(t, budget, n, 2*time.Millisecond, DefaultInitialShare)
+	trace, ph := settleThenMeasure(t, p, rand.New(rand.NewPCG(5, 6)), n)
 	t.Logf("%v; R trace %.2f; model R %.2f", ph, trace, ph.after.ModelShare)
 	if m := ph.d(func(s Stats) int64 { return s.Misses }); m != 0 {
 		t.Errorf("data fits compressed, auto R: %d misses in the steady state: %v", m, ph)
@@ -206,20 +225,7 @@ func TestControllerFollowsDataGrowth(t *testing.T) {
 	}
 	const budget = 1 << 20
 	n := 3 * budget / testPageSize
-	mem := vfs.NewMem()
-	s := openStore(t, mem, "zstd")
-	writePages(t, s, n)
-	s.Close()
-	dev := vfs.NewLatency(mem, vfs.Device{Name: "2ms", ReadLatency: 2 * time.Millisecond, QueueDepth: 1})
-	s = openStore(t, dev, "zstd")
-	defer s.Close()
-	opts := poolOptions(budget, -1)
-	opts.CompressedShare = 0.3
-	p, err := New(s, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := autoPoolOnDevice(t, budget, n, 2*time.Millisecond, 0.3)
 	rng := rand.New(rand.NewPCG(7, 8))
 	readRandom(t, p, rng, n/10, 20*n/10) // a tenth of the pages: fits in frames
 	start := time.Now()
