@@ -516,7 +516,7 @@ func (p *Pool) adjust() {
 	}
 	if auto {
 		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)
-		if to, running := c.observeTrial(intervalCost, intervalN, time.Now()); running || to != 0 {
+		if to, ran := c.observeTrial(intervalCost, intervalN, time.Now()); ran {
 			c.applyShare(p, to) // trial.go: no decision while one runs
 			return
 		}

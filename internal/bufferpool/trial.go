@@ -62,9 +62,10 @@ func exclusiveStuck(r, usage, alpha float64, ev evidence) bool {
 }
 
 // observeTrial folds one interval's measured cost (ns over n accesses)
-// into a running trial. It reports the R to apply and whether a trial is
-// running (no decision is taken meanwhile).
-func (c *controller) observeTrial(cost, n float64, now time.Time) (float64, bool) {
+// into a running trial. It reports whether a trial ran this interval (no
+// decision is taken then) and the R to apply: 1 − MinShare while it runs,
+// then that or the R before it.
+func (c *controller) observeTrial(cost, n float64, now time.Time) (r float64, ran bool) {
 	t := &c.trial
 	if !t.active {
 		return 0, false
@@ -79,14 +80,14 @@ func (c *controller) observeTrial(cost, n float64, now time.Time) (float64, bool
 	}
 	t.active = false
 	c.pend = evidence{}
-	c.lastDir, c.step = 0, 0.05
+	c.lastDir, c.step, c.floorHeld = 0, 0.05, 0
 	if t.n > 0 && t.cost/t.n <= t.before*(1+trialMargin) {
 		t.kept++
 		t.keptUntil = now.Add(trialBackoff)
-		return 1 - c.minShare, false
+		return 1 - c.minShare, true
 	}
 	t.notBefore = now.Add(trialBackoff)
-	return t.from, false
+	return t.from, true
 }
 
 // holdsFloor reports whether a far-view jump to r must wait: a trial kept
@@ -116,6 +117,7 @@ func (c *controller) considerTrial(prev, next, usage, alpha float64, ev evidence
 		return next
 	}
 	t.active, t.from, t.before = true, prev, t.stuckCost/t.stuckN
+	c.gateDem, c.gateHits = 0, 0 // the gate's window starts with the new regime
 	t.intervals, t.cost, t.n = 0, 0, 0
 	t.stuck, t.stuckCost, t.stuckN = 0, 0, 0
 	t.tried++

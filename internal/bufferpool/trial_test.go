@@ -28,15 +28,21 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 			t.Fatalf("after %d stuck decisions: R %.2f, trial %v; want a trial at 0.95", trialPatience, r, c.trial.active)
 		}
 		for i := 1; ; i++ {
-			to, running := c.observeTrial(after*1000, 1000, now)
-			if !running {
+			to, ran := c.observeTrial(after*1000, 1000, now)
+			if !ran {
+				t.Fatalf("interval %d: no trial ran", i)
+			}
+			if !c.trial.active {
+				if i != trialSettle+trialMeasure {
+					t.Fatalf("the trial ended after %d intervals, want %d", i, trialSettle+trialMeasure)
+				}
+				if _, ran := c.observeTrial(0, 0, now); ran {
+					t.Fatal("a trial ran after the trial ended")
+				}
 				return to
 			}
 			if to != 0.95 {
 				t.Fatalf("interval %d of the trial: R %.2f, want 0.95 held", i, to)
-			}
-			if i > trialSettle+trialMeasure {
-				t.Fatal("the trial does not end")
 			}
 		}
 	}
