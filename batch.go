@@ -172,6 +172,11 @@ var (
 
 // Commit applies the batch atomically. opts says whether it waits for
 // durability (see WriteOptions); nil means the database's SyncMode decides.
+//
+// If Commit fails because the database's files did (an I/O error, or the
+// process or machine stopping meanwhile), the batch may or may not have
+// reached the log: the database reopened after it holds the state before
+// the batch or after it, never part of it.
 func (b *Batch) Commit(opts *WriteOptions) error {
 	if b.n == 0 {
 		return nil

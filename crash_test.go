@@ -79,7 +79,9 @@ func crashWorkload(t *testing.T, fs *vfs.MemFS, seed uint64, nops int) (commits 
 			}
 			trace(fmt.Sprintf("commit %d sync=%v", len(commits)+1, sync))
 			if crashed(b.Commit(opt)) {
-				return commits, durable
+				// Cut short by the crash: durable or not (its record may
+				// be in the log), so the last candidate prefix includes it.
+				return append(commits, rec), durable
 			}
 			commits = append(commits, rec)
 			if sync {
