@@ -55,7 +55,9 @@ import (
 // stops at α/(1+α) + 0.02 (copiesFloor), where the regime changes, while
 // images still pay, and crosses only after floorPatience decisions that
 // want lower; the far view below (the depth histogram, depth.go) may take
-// R under it at once.
+// R under it at once. Below the floor the climb cannot see the regime
+// above it; trials (trial.go) measure it, and after a kept one neither
+// crosses the floor for a while.
 //
 // Nothing is decided and the gate judges nothing during the warm-up
 // (warmedUp): until the memory is full and the frames have turned over,
@@ -218,6 +220,8 @@ type controller struct {
 	// now is the time of the decision being taken (zero in tests that
 	// call decide directly).
 	now time.Time
+	// lastTick is the time of the last interval's adjust.
+	lastTick time.Time
 }
 
 const (
@@ -372,6 +376,9 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	if dir < 0 && r > floor+0.01 && next < floor && ev.cOnMiss > 0 && c.imagesPay(alpha) {
 		next = math.Max(floor, c.minShare) // a step stops at the floor (copiesFloor)
 	}
+	if dir < 0 && c.trial.holdsFloor(next, alpha, c.now) {
+		next = math.Max(next, math.Min(r, floor)) // a kept trial holds the floor (trial.go)
+	}
 	return next
 }
 
@@ -495,8 +502,13 @@ func (p *Pool) adjust() {
 	for i := range c.tDecomBy {
 		c.tDecomBy[i].fold(p.timing.decomBy[i].take())
 	}
-	c.probe.wanted = c.probeDue(ev, time.Now(), p.opts.ControllerInterval)
-	var intervalCost, intervalN float64 // the objective over this interval
+	now := time.Now()
+	c.probe.wanted = c.probeDue(ev, now, p.opts.ControllerInterval)
+	var iv window // the objective over this interval, and its wall time
+	if !c.lastTick.IsZero() {
+		iv.wall = float64(now.Sub(c.lastTick))
+	}
+	c.lastTick = now
 	if n := ev.accesses(); n > 0 {
 		costHitC, costMiss, whole := c.costs()
 		cost := float64(ev.hitsC)*costHitC + float64(ev.misses)*costMiss
@@ -504,7 +516,7 @@ func (p *Pool) adjust() {
 			cost += float64(ev.compressions) * c.tComp.value()
 		}
 		c.timePerAccess.fold(n, int64(cost))
-		intervalCost, intervalN = cost, float64(n)
+		iv.cost, iv.n = cost, float64(n)
 	}
 	r := math.Float64frombits(p.target.Load())
 	auto := !p.fixed.Load()
@@ -516,14 +528,13 @@ func (p *Pool) adjust() {
 	}
 	if auto {
 		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)
-		if to, ran := c.observeTrial(intervalCost, intervalN, time.Now()); ran {
+		if to, ran := c.observeTrial(iv, now); ran {
 			c.applyShare(p, to) // trial.go: no decision while one runs
 			return
 		}
 	}
 	c.pend.add(ev)
-	c.trial.sinceCost += intervalCost
-	c.trial.sinceN += intervalN
+	c.trial.since.add(iv)
 	if c.pend.ghostHits() < minGhostEvents && c.pend.accesses() < maxQuietAccesses {
 		return // not enough evidence yet
 	}
@@ -540,11 +551,11 @@ func (p *Pool) adjust() {
 		// A fixed R takes no step: the decision is only reported (the
 		// wanted R, gains and losses in Stats).
 		c.adjustments, c.jumps = steps, jumps
-		c.trial.sinceCost, c.trial.sinceN = 0, 0
+		c.trial.since = window{}
 		p.target.Store(math.Float64bits(r))
 		return
 	}
-	r = c.considerTrial(prev, r, usage, alpha, decided, c.now)
+	r = c.considerTrial(prev, r, alpha, decided, c.now)
 	c.applyShare(p, r)
 }
 

@@ -8,72 +8,135 @@ import (
 // Trials: leaving the exclusive regime by measurement.
 //
 // Below α/(1+α) (copiesFloor) pages keep no read image, so every image hit
-// promotes a page and demotes another with a compression. When the data
-// nearly fits (about the cache size raw), the images then use less than
-// their share, nothing evicts them, and the hill climb has no gradient up
-// (the compressed ghost sees nothing) while its loss side, pricing misses
-// at their wall time, holds it from going down: R stayed at 0.25–0.31 with
-// every demotion compressing, at 0.58–0.61× of R = 0.95 (sysbench and
-// JSON events point reads, 4 KiB pages, data 0.5× the memory limit;
-// docs/BENCHMARKS.md). Neither the ghosts nor the depth histogram see what
-// the other regime would do, so the controller measures it: after
-// trialPatience decisions in a row in that state without a step, it moves
-// R to 1 − MinShare, lets the pool settle for trialSettle intervals,
-// measures the time per access (Stats.TimePerAccess's per-interval figure)
-// over trialMeasure intervals, and keeps the new R if that is no more than
-// 5% worse than the time measured over every interval of the stuck
-// decisions, or goes back and does not try again for trialBackoff. After a
-// kept trial the far view (lowerShare) does not jump below the floor for
-// trialBackoff: it prices the image hits it would move with the copy
-// regime's time, which the exclusive regime does not have. SetShare ends a
-// trial under way.
+// promotes a page and demotes another with a compression. Neither the
+// ghosts nor the depth histogram see what the copy regime above the floor
+// would do (its image hits cost a decompression only), and the hill climb,
+// pricing accesses by their wall time, can stay below it where the copy
+// regime runs far faster:
+//
+//   - when the data nearly fits raw (about the cache size), the images use
+//     less than their share, nothing evicts them, and the climb has no
+//     gradient up: R stayed at 0.25–0.31 with every demotion compressing,
+//     at 0.58–0.61× of R = 0.95 (sysbench and JSON events point reads, 4
+//     KiB pages, data 0.5× the memory limit, 2 threads);
+//   - with more threads than CPUs, every wall time includes the waits for
+//     a CPU, which make misses look cheap beside image hits: JSON events
+//     at 0.5×, 4 threads, ran at R = 0.05 at 0.77× of R = 0.95, which
+//     spent less CPU per transaction (docs/BENCHMARKS.md).
+//
+// So the controller measures the other regime: after trialPatience
+// decisions in a row below the floor with most demotions compressing, it
+// moves R to 1 − MinShare, lets the pool settle for trialSettle intervals,
+// measures trialMeasure intervals, and keeps the new R if that window beats
+// the one measured over every interval of those decisions (window.beats):
+// by accesses a second where the two differ by more than trialMargin (what
+// a closed loop of requests gets, and on a CPU-bound host the only figure
+// that counts the CPU an access takes rather than its wall time), else by
+// the time per access (Stats.TimePerAccess's figure: an open loop serves
+// the same rate either way, and then the cheaper accesses win). A trial
+// that loses goes back and waits trialBackoff before the next, twice as
+// long after each loss in a row (up to maxTrialBackoff). After a kept
+// trial neither the far view (lowerShare) nor the hill climb takes R below
+// the floor for trialBackoff, twice as long after each keep in a row: the
+// measurement outranks the model that took R down. SetShare ends a trial
+// under way.
 //
 // Lock rules: called from adjust with the controller's mutex held.
 
 const (
-	trialPatience = 8
-	trialSettle   = 10
-	trialMeasure  = 10
-	trialBackoff  = time.Minute
-	trialMargin   = 0.05
+	trialPatience   = 8
+	trialSettle     = 10
+	trialMeasure    = 10
+	trialBackoff    = time.Minute
+	maxTrialBackoff = 16 * time.Minute
+	trialMargin     = 0.05
 )
+
+// window is what the pool measured over some intervals: the cost of its
+// accesses by the controller's objective (ns), their number, and the wall
+// time they took (ns).
+type window struct {
+	cost, n, wall float64
+}
+
+func (w *window) add(o window) {
+	w.cost += o.cost
+	w.n += o.n
+	w.wall += o.wall
+}
+
+// perAccess is the objective's time per access, ns.
+func (w window) perAccess() float64 { return w.cost / w.n }
+
+// rate is the accesses a second, or 0 without wall time.
+func (w window) rate() float64 {
+	if w.wall <= 0 {
+		return 0
+	}
+	return w.n / w.wall * 1e9
+}
+
+// beats reports whether window w (the trial's) beats before (see the top
+// of this file): by rate where the rates differ by more than trialMargin,
+// else by time per access, by which a tie keeps the trial's R (it is no
+// more than trialMargin worse).
+func (w window) beats(before window) bool {
+	if w.n <= 0 {
+		return false
+	}
+	if rb, ra := before.rate(), w.rate(); rb > 0 && ra > 0 {
+		switch {
+		case ra > rb*(1+trialMargin):
+			return true
+		case ra < rb*(1-trialMargin):
+			return false
+		}
+	}
+	return w.perAccess() <= before.perAccess()*(1+trialMargin)
+}
 
 // trial is the state of the exploration (see the top of this file).
 type trial struct {
-	active            bool
-	from              float64   // R before the trial
-	before            float64   // time per access before, ns
-	intervals         int       // since the jump
-	cost, n           float64   // measured during the trial's window
-	stuck             int       // decisions in a row in the exclusive state without a step
-	stuckCost, stuckN float64   // time measured while stuck
-	sinceCost, sinceN float64   // time measured since the last decision (every interval)
-	keptUntil         time.Time // after a kept trial, no far-view jump below the floor before this
-	notBefore         time.Time
-	tried, kept       int64 // trials run, and those that kept the new R
+	active    bool
+	from      float64 // R before the trial
+	before    window  // measured over the decisions that led to the trial
+	intervals int     // since the jump
+	during    window  // measured in the trial's window
+	stuck     int     // decisions in a row in the exclusive regime
+	stuckWin  window  // measured over those decisions
+	since     window  // measured since the last decision (every interval)
+	// keptUntil: after a kept trial, R does not go below the floor
+	// before this; keepFor is how long the next kept trial holds it.
+	keptUntil time.Time
+	keepFor   time.Duration
+	// notBefore: after a lost trial, none before this; backoff is how
+	// long the next lost trial waits.
+	notBefore time.Time
+	backoff   time.Duration
+	tried     int64 // trials run
+	kept      int64 // those that kept the new R
 }
 
-// exclusiveStuck reports whether the controller sits in the state the
-// trials leave: R below the copies floor, the images under their share and
-// not evicted, and most demotions compressing.
-func exclusiveStuck(r, usage, alpha float64, ev evidence) bool {
-	return r < copiesFloor(alpha) && usage < r-0.02 && ev.imageEvictions == 0 &&
-		ev.demotions > 0 && ev.compressions*2 >= ev.demotions
+// exclusiveRegime reports whether share r is in the regime the trials
+// leave: below the copies floor, with most demotions compressing (not
+// where the gate has switched compression off: there images are not
+// worth their compressions at any share).
+func exclusiveRegime(r, alpha float64, ev evidence) bool {
+	return r < copiesFloor(alpha) && ev.demotions > 0 && ev.compressions*2 >= ev.demotions
 }
 
-// observeTrial folds one interval's measured cost (ns over n accesses)
-// into a running trial. It reports whether a trial ran this interval (no
-// decision is taken then) and the R to apply: 1 − MinShare while it runs,
-// then that or the R before it.
-func (c *controller) observeTrial(cost, n float64, now time.Time) (r float64, ran bool) {
+// observeTrial folds one interval's measurement into a running trial. It
+// reports whether a trial ran this interval (no decision is taken then)
+// and the R to apply: 1 − MinShare while it runs, then that or the R
+// before it.
+func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool) {
 	t := &c.trial
 	if !t.active {
 		return 0, false
 	}
 	t.intervals++
 	if t.intervals > trialSettle {
-		t.cost += cost
-		t.n += n
+		t.during.add(iv)
 	}
 	if t.intervals < trialSettle+trialMeasure {
 		return 1 - c.minShare, true
@@ -81,46 +144,50 @@ func (c *controller) observeTrial(cost, n float64, now time.Time) (r float64, ra
 	t.active = false
 	c.pend = evidence{}
 	c.lastDir, c.step, c.floorHeld = 0, 0.05, 0
-	if t.n > 0 && t.cost/t.n <= t.before*(1+trialMargin) {
+	if t.during.beats(t.before) {
 		t.kept++
-		t.keptUntil = now.Add(trialBackoff)
+		t.keptUntil = now.Add(t.keepFor)
+		t.keepFor = min(2*t.keepFor, maxTrialBackoff)
+		t.backoff = trialBackoff
 		return 1 - c.minShare, true
 	}
-	t.notBefore = now.Add(trialBackoff)
+	t.notBefore = now.Add(t.backoff)
+	t.backoff = min(2*t.backoff, maxTrialBackoff)
+	t.keepFor = trialBackoff
 	return t.from, true
 }
 
-// holdsFloor reports whether a far-view jump to r must wait: a trial kept
-// the copy-keeping regime less than trialBackoff ago, and r is below its
-// floor (the far view prices the hits it would move with that regime's
-// image-hit time, not the exclusive regime's).
+// holdsFloor reports whether R may not go to r: a trial kept the copy
+// regime less than its hold ago, and r is below its floor.
 func (t *trial) holdsFloor(r, alpha float64, now time.Time) bool {
 	return r < copiesFloor(alpha) && now.Before(t.keptUntil)
 }
 
-// considerTrial is called after a decision: it counts decisions in the
-// stuck state that took no step, with the time measured over every
-// interval meanwhile, and starts a trial when there have been enough. It
-// reports the R to apply.
-func (c *controller) considerTrial(prev, next, usage, alpha float64, ev evidence, now time.Time) float64 {
+// considerTrial is called after a decision from prev to next on evidence
+// ev: it counts the decisions in a row in the exclusive regime, with what
+// was measured over every interval meanwhile, and starts a trial when
+// there have been enough. It reports the R to apply.
+func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, now time.Time) float64 {
 	t := &c.trial
-	cost, n := t.sinceCost, t.sinceN
-	t.sinceCost, t.sinceN = 0, 0
-	if next != prev || !exclusiveStuck(prev, usage, alpha, ev) {
-		t.stuck, t.stuckCost, t.stuckN = 0, 0, 0
+	if t.backoff == 0 {
+		t.backoff, t.keepFor = trialBackoff, trialBackoff
+	}
+	since := t.since
+	t.since = window{}
+	if !exclusiveRegime(math.Max(prev, next), alpha, ev) {
+		t.stuck, t.stuckWin = 0, window{}
 		return next
 	}
 	t.stuck++
-	t.stuckCost += cost
-	t.stuckN += n
-	if t.stuck < trialPatience || now.Before(t.notBefore) || t.stuckN == 0 {
+	t.stuckWin.add(since)
+	if t.stuck < trialPatience || now.Before(t.notBefore) || t.stuckWin.n == 0 {
 		return next
 	}
-	t.active, t.from, t.before = true, prev, t.stuckCost/t.stuckN
+	t.active, t.from, t.before = true, next, t.stuckWin
 	c.gateDem, c.gateHits = 0, 0 // the gate's window starts with the new regime
-	t.intervals, t.cost, t.n = 0, 0, 0
-	t.stuck, t.stuckCost, t.stuckN = 0, 0, 0
+	t.intervals, t.during = 0, window{}
+	t.stuck, t.stuckWin = 0, window{}
 	t.tried++
 	c.adjustments++ // counted as a step (ControllerSteps); its end is not
-	return math.Max(prev, 1-c.minShare)
+	return 1 - c.minShare
 }

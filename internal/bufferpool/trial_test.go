@@ -5,83 +5,182 @@ import (
 	"time"
 )
 
-// TestControllerTrialLeavesExclusiveRegime: stuck below the copies floor
-// (images under their share, never evicted, every demotion compressing)
-// with no step for trialPatience decisions, the controller tries R = 1 −
-// MinShare, measures it, and keeps it when it is faster; when it is
-// slower it goes back and does not try again for trialBackoff.
+// exclusiveEv is a decision's evidence in the exclusive regime: every
+// demotion compressing.
+var exclusiveEv = evidence{hitsU: 900, hitsC: 100, frameEvictions: 100, demotions: 100, compressions: 100}
+
+// before is the window every interval measures before a trial in these
+// tests: 1,000 accesses at 100 ns each over a 100 ms interval.
+var beforeWin = window{cost: 100e3, n: 1000, wall: 100e6}
+
+// runTrial drives controller c through trialPatience decisions at R 0.3
+// (below the floor for α 0.5) on evidence ev, each after an interval
+// measured as beforeWin, then through a trial whose every interval
+// measures trialWin. It returns the R after the trial, or fails if none
+// ran.
+func runTrial(t *testing.T, c *controller, ev evidence, trialWin window, now time.Time) float64 {
+	t.Helper()
+	const alpha = 0.5
+	r := 0.3
+	for i := 0; i < trialPatience; i++ {
+		c.trial.since = beforeWin
+		next := c.considerTrial(r, r, alpha, ev, now)
+		if i < trialPatience-1 && next != r {
+			t.Fatalf("decision %d in the exclusive regime: R %.2f, want it held until %d", i, next, trialPatience)
+		}
+		r = next
+	}
+	if r != 0.95 || !c.trial.active {
+		t.Fatalf("after %d decisions in the exclusive regime: R %.2f, trial %v; want a trial at 0.95", trialPatience, r, c.trial.active)
+	}
+	for i := 1; ; i++ {
+		to, ran := c.observeTrial(trialWin, now)
+		if !ran {
+			t.Fatalf("interval %d: no trial ran", i)
+		}
+		if !c.trial.active {
+			if i != trialSettle+trialMeasure {
+				t.Fatalf("the trial ended after %d intervals, want %d", i, trialSettle+trialMeasure)
+			}
+			if _, ran := c.observeTrial(window{}, now); ran {
+				t.Fatal("a trial ran after the trial ended")
+			}
+			return to
+		}
+		if to != 0.95 {
+			t.Fatalf("interval %d of the trial: R %.2f, want 0.95 held", i, to)
+		}
+	}
+}
+
+// TestControllerTrialLeavesExclusiveRegime: below the copies floor with
+// every demotion compressing for trialPatience decisions, whether the
+// images use their share or not, the controller tries R = 1 − MinShare,
+// measures it, and keeps it when it is faster; when it is slower it goes
+// back and does not try again for trialBackoff, then twice that.
 func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
-	const alpha, usage = 0.5, 0.2
-	stuckEv := evidence{hitsU: 900, hitsC: 100, frameEvictions: 100, demotions: 100, compressions: 100}
+	const alpha = 0.5
 	start := time.Unix(1000, 0)
-	run := func(c *controller, after float64, now time.Time) float64 {
-		r := 0.3
-		for i := 0; i < trialPatience; i++ {
-			c.trial.sinceCost, c.trial.sinceN = 100e3, 1000 // 100 ns an access
-			next := c.considerTrial(r, r, usage, alpha, stuckEv, now)
-			if i < trialPatience-1 && next != r {
-				t.Fatalf("decision %d in the stuck state: R %.2f, want it held until %d", i, next, trialPatience)
-			}
-			r = next
-		}
-		if r != 0.95 || !c.trial.active {
-			t.Fatalf("after %d stuck decisions: R %.2f, trial %v; want a trial at 0.95", trialPatience, r, c.trial.active)
-		}
-		for i := 1; ; i++ {
-			to, ran := c.observeTrial(after*1000, 1000, now)
-			if !ran {
-				t.Fatalf("interval %d: no trial ran", i)
-			}
-			if !c.trial.active {
-				if i != trialSettle+trialMeasure {
-					t.Fatalf("the trial ended after %d intervals, want %d", i, trialSettle+trialMeasure)
-				}
-				if _, ran := c.observeTrial(0, 0, now); ran {
-					t.Fatal("a trial ran after the trial ended")
-				}
-				return to
-			}
-			if to != 0.95 {
-				t.Fatalf("interval %d of the trial: R %.2f, want 0.95 held", i, to)
-			}
+	faster := window{cost: 60e3, n: 1000, wall: 100e6} // same rate, 60 ns an access
+	slower := window{cost: 150e3, n: 1000, wall: 100e6}
+	for _, ev := range []evidence{exclusiveEv, {hitsC: 100, imageEvictions: 10, demotions: 100, compressions: 100}} {
+		c := testController()
+		if r := runTrial(t, c, ev, faster, start); r != 0.95 || c.trial.kept != 1 {
+			t.Fatalf("evidence %+v, faster at 0.95: R %.2f after the trial, kept %d; want 0.95 kept", ev, r, c.trial.kept)
 		}
 	}
 	c := testController()
-	if r := run(c, 60, start); r != 0.95 || c.trial.kept != 1 {
-		t.Fatalf("faster at 0.95 (60 against 100 ns an access): R %.2f after the trial, kept %d; want 0.95 kept", r, c.trial.kept)
-	}
-	// After a kept trial the far view may not jump below the floor for
-	// trialBackoff (it would price the hits it moves at the copy regime's
-	// image-hit time); above the floor, or later, it may.
+	runTrial(t, c, exclusiveEv, faster, start)
+	// After a kept trial R may not go below the floor for trialBackoff;
+	// above the floor, or later, it may.
 	if !c.trial.holdsFloor(0.1, alpha, start.Add(time.Second)) || c.trial.holdsFloor(0.5, alpha, start.Add(time.Second)) ||
 		c.trial.holdsFloor(0.1, alpha, start.Add(2*trialBackoff)) {
 		t.Error("holdsFloor after a kept trial: want a hold below the floor within trialBackoff only")
 	}
+
 	c = testController()
-	if r := run(c, 150, start); r != 0.3 {
+	if r := runTrial(t, c, exclusiveEv, slower, start); r != 0.3 {
 		t.Fatalf("slower at 0.95 (150 against 100 ns): R %.2f after the trial, want back to 0.3", r)
 	}
-	r := 0.3
-	for i := 0; i < 2*trialPatience; i++ {
-		c.trial.sinceCost, c.trial.sinceN = 100e3, 1000
-		r = c.considerTrial(r, r, usage, alpha, stuckEv, start.Add(trialBackoff/2))
-	}
-	if r != 0.3 || c.trial.active {
-		t.Fatalf("within the back-off after a failed trial: R %.2f, trial %v; want no new trial", r, c.trial.active)
-	}
-	// Not stuck: images evicted (they use their share), or demotions free.
-	c = testController()
-	for _, ev := range []evidence{
-		{hitsC: 100, imageEvictions: 10, demotions: 100, compressions: 100},
-		{hitsC: 100, demotions: 100, compressions: 10},
-	} {
+	idle := func(now time.Time) float64 {
 		r := 0.3
 		for i := 0; i < 2*trialPatience; i++ {
-			c.trial.sinceCost, c.trial.sinceN = 100e3, 1000
-			r = c.considerTrial(r, r, usage, alpha, ev, start)
+			c.trial.since = beforeWin
+			r = c.considerTrial(r, r, alpha, exclusiveEv, now)
 		}
-		if r != 0.3 {
-			t.Errorf("evidence %+v: a trial started (R %.2f)", ev, r)
+		return r
+	}
+	if r := idle(start.Add(trialBackoff / 2)); r != 0.3 || c.trial.active {
+		t.Fatalf("within the back-off after a lost trial: R %.2f, trial %v; want no new trial", r, c.trial.active)
+	}
+	// A second loss in a row waits twice as long. (A decision out of the
+	// regime first, so that the next trial needs trialPatience again.)
+	later := start.Add(trialBackoff + time.Second)
+	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, later)
+	if r := runTrial(t, c, exclusiveEv, slower, later); r != 0.3 {
+		t.Fatalf("second trial, slower: R %.2f, want 0.3", r)
+	}
+	if r := idle(later.Add(trialBackoff + time.Second)); r != 0.3 || c.trial.active {
+		t.Fatalf("%v after a second lost trial: a new trial started; want the back-off doubled", trialBackoff+time.Second)
+	}
+	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, later)
+	runTrial(t, c, exclusiveEv, faster, later.Add(2*trialBackoff+time.Second))
+
+	// Not the exclusive regime: demotions free (the gate has switched
+	// compression off, or pages keep their images), or R above the floor.
+	c = testController()
+	for _, tc := range []struct {
+		r  float64
+		ev evidence
+	}{
+		{0.3, evidence{hitsC: 100, demotions: 100, compressions: 10}},
+		{0.3, evidence{hitsC: 100}},
+		{0.5, exclusiveEv},
+	} {
+		r := tc.r
+		for i := 0; i < 2*trialPatience; i++ {
+			c.trial.since = beforeWin
+			r = c.considerTrial(r, r, alpha, tc.ev, start)
 		}
+		if r != tc.r || c.trial.active {
+			t.Errorf("R %.2f, evidence %+v: a trial started (R %.2f)", tc.r, tc.ev, r)
+		}
+	}
+}
+
+// TestTrialJudgesByThroughput: where the accesses a second differ by more
+// than trialMargin they decide, whatever the time per access says (with
+// more threads than CPUs wall times include the waits for a CPU: JSON
+// events at 0.5×, 4 threads, ran 1.3× faster at R = 0.95 while its
+// measured time per access was higher than R = 0's); where they do not
+// (an open loop serves the same rate), the time per access decides.
+func TestTrialJudgesByThroughput(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		during window
+		beats  bool
+	}{
+		{"more accesses a second, each slower by wall time", window{cost: 150e3, n: 1300, wall: 100e6}, true},
+		{"fewer accesses a second, each faster by wall time", window{cost: 50e3, n: 800, wall: 100e6}, false},
+		{"same rate, faster per access", window{cost: 60e3, n: 1000, wall: 100e6}, true},
+		{"same rate, within the margin per access", window{cost: 104e3, n: 1020, wall: 100e6}, true},
+		{"same rate, slower per access", window{cost: 130e3, n: 1000, wall: 100e6}, false},
+		{"no wall time: per access", window{cost: 60e3, n: 1000}, true},
+		{"no accesses", window{wall: 100e6}, false},
+	} {
+		if got := tc.during.beats(beforeWin); got != tc.beats {
+			t.Errorf("%s: beats %v, want %v", tc.name, got, tc.beats)
+		}
+	}
+}
+
+// TestKeptTrialHoldsFloorForHillClimb: after a kept trial the hill climb,
+// wanting R lower on every decision, stops at the copies floor until the
+// hold ends, then crosses it.
+func TestKeptTrialHoldsFloorForHillClimb(t *testing.T) {
+	const alpha = 0.5
+	floor := copiesFloor(alpha)
+	start := time.Unix(1000, 0)
+	c := testController()
+	c.tDisk = ewma{} // no disk time: imagesPay false, so only the trial holds the floor
+	runTrial(t, c, exclusiveEv, window{cost: 60e3, n: 1000, wall: 100e6}, start)
+	down := ghosts(200, 0) // the frames' ghost wins every decision
+	r := 0.95
+	for i := 0; i < 60; i++ {
+		c.now = start.Add(time.Duration(i) * time.Second / 10)
+		r = c.decide(r, r, alpha, fullMem, down)
+	}
+	if r < floor-1e-9 {
+		t.Fatalf("within the hold after a kept trial: R %.3f, want at least the floor %.3f", r, floor)
+	}
+	if r > floor+0.01 {
+		t.Fatalf("60 decisions all wanting lower: R %.3f, want it at the floor %.3f", r, floor)
+	}
+	for i := 0; i < 60; i++ {
+		c.now = start.Add(trialBackoff + time.Duration(i)*time.Second)
+		r = c.decide(r, r, alpha, fullMem, down)
+	}
+	if r >= floor {
+		t.Fatalf("after the hold: R %.3f, want below the floor %.3f", r, floor)
 	}
 }
