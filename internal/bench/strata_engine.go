@@ -294,6 +294,9 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.miss_probes"] = float64(p.MissProbes - b.MissProbes)
 	m["pool.controller_trials"] = float64(p.ControllerTrials - b.ControllerTrials)
 	m["pool.trials_kept"] = float64(p.TrialsKept - b.TrialsKept)
+	// Since the open, warm-up included: a trial usually runs there.
+	m["pool.controller_trials_total"] = float64(p.ControllerTrials)
+	m["pool.trials_kept_total"] = float64(p.TrialsKept)
 	m["pool.target_share_r"] = p.TargetShare
 	if p.Auto {
 		m["pool.auto_r"] = 1

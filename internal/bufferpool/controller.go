@@ -355,6 +355,9 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	} else {
 		c.floorHeld = 0
 	}
+	if dir < 0 && r <= floor+0.01 && c.trial.holding(c.now) {
+		dir = 0 // at the floor, which a kept trial holds (trial.go)
+	}
 	if dir == 0 {
 		c.step = math.Max(minStep, c.step*0.8)
 		return r
@@ -534,7 +537,10 @@ func (p *Pool) adjust() {
 		}
 	}
 	c.pend.add(ev)
-	c.trial.since.add(iv)
+	if iv.n == 0 {
+		iv.idle = 1
+	}
+	c.trial.observeSteady(iv, p.Share())
 	if c.pend.ghostHits() < minGhostEvents && c.pend.accesses() < maxQuietAccesses {
 		return // not enough evidence yet
 	}
@@ -551,7 +557,6 @@ func (p *Pool) adjust() {
 		// A fixed R takes no step: the decision is only reported (the
 		// wanted R, gains and losses in Stats).
 		c.adjustments, c.jumps = steps, jumps
-		c.trial.since = window{}
 		p.target.Store(math.Float64bits(r))
 		return
 	}
@@ -682,7 +687,7 @@ func (p *Pool) SetShare(r float64) {
 	defer c.mu.Unlock()
 	p.fixed.Store(true)
 	p.compressing.Store(true)
-	c.trial.active = false // a trial under way ends with the user's R
+	c.trial.end() // a trial under way, and its hold, end with the user's R
 	r = math.Min(1, math.Max(0, r))
 	p.setShare(r)
 	p.target.Store(math.Float64bits(r))

@@ -25,21 +25,27 @@ import (
 //     spent less CPU per transaction (docs/BENCHMARKS.md).
 //
 // So the controller measures the other regime: after trialPatience
-// decisions in a row below the floor with most demotions compressing, it
-// moves R to 1 − MinShare, lets the pool settle for trialSettle intervals,
-// measures trialMeasure intervals, and keeps the new R if that window beats
-// the one measured over every interval of those decisions (window.beats):
-// by accesses a second where the two differ by more than trialMargin (what
-// a closed loop of requests gets, and on a CPU-bound host the only figure
-// that counts the CPU an access takes rather than its wall time), else by
-// the time per access (Stats.TimePerAccess's figure: an open loop serves
-// the same rate either way, and then the cheaper accesses win). A trial
-// that loses goes back and waits trialBackoff before the next, twice as
-// long after each loss in a row (up to maxTrialBackoff). After a kept
-// trial neither the far view (lowerShare) nor the hill climb takes R below
-// the floor for trialBackoff, twice as long after each keep in a row: the
-// measurement outranks the model that took R down. SetShare ends a trial
-// under way.
+// decisions in a row below the floor with at least half the demotions
+// compressing, it moves R to 1 − MinShare, lets the pool settle for
+// trialSettle intervals, measures trialMeasure intervals, and keeps the new
+// R if that window beats the last trialMeasure intervals measured at the R
+// before, themselves at least trialSettle intervals after it was set (the
+// two windows alike: settled, adjacent, as long; window.beats): by
+// accesses a second where the two differ by more than trialMargin and
+// neither has an interval without accesses (what a closed loop of requests
+// gets, and with more threads than CPUs the only figure that is not
+// skewed by the waits for a CPU in every wall time), else by the time per
+// access (Stats.TimePerAccess's figure: an open loop serves the same rate
+// either way, and then the cheaper accesses win; within trialMargin the
+// trial's R is kept). A load that changes its rate by more than
+// trialMargin within the three seconds of a trial can decide it; the
+// back-offs bound what a wrong verdict costs. A trial that loses goes
+// back and waits trialBackoff before the next, twice as long after each
+// loss in a row (up to maxTrialBackoff). After a kept trial neither the
+// far view (lowerShare) nor the hill climb takes R below the floor for
+// trialBackoff, twice as long after each keep in a row (up to
+// maxTrialBackoff): the measurement outranks the model that took R down.
+// SetShare ends a trial under way and its hold.
 //
 // Lock rules: called from adjust with the controller's mutex held.
 
@@ -53,16 +59,18 @@ const (
 )
 
 // window is what the pool measured over some intervals: the cost of its
-// accesses by the controller's objective (ns), their number, and the wall
-// time they took (ns).
+// accesses by the controller's objective (ns), their number, the wall
+// time they took (ns), and how many intervals had no access.
 type window struct {
 	cost, n, wall float64
+	idle          int
 }
 
 func (w *window) add(o window) {
 	w.cost += o.cost
 	w.n += o.n
 	w.wall += o.wall
+	w.idle += o.idle
 }
 
 // perAccess is the objective's time per access, ns.
@@ -77,14 +85,14 @@ func (w window) rate() float64 {
 }
 
 // beats reports whether window w (the trial's) beats before (see the top
-// of this file): by rate where the rates differ by more than trialMargin,
-// else by time per access, by which a tie keeps the trial's R (it is no
-// more than trialMargin worse).
+// of this file): by rate where the rates differ by more than trialMargin
+// and both windows were busy throughout, else by time per access, by
+// which a tie keeps the trial's R (it is no more than trialMargin worse).
 func (w window) beats(before window) bool {
 	if w.n <= 0 {
 		return false
 	}
-	if rb, ra := before.rate(), w.rate(); rb > 0 && ra > 0 {
+	if rb, ra := before.rate(), w.rate(); rb > 0 && ra > 0 && w.idle == 0 && before.idle == 0 {
 		switch {
 		case ra > rb*(1+trialMargin):
 			return true
@@ -99,12 +107,15 @@ func (w window) beats(before window) bool {
 type trial struct {
 	active    bool
 	from      float64 // R before the trial
-	before    window  // measured over the decisions that led to the trial
+	before    window  // the steady window at that R
 	intervals int     // since the jump
 	during    window  // measured in the trial's window
 	stuck     int     // decisions in a row in the exclusive regime
-	stuckWin  window  // measured over those decisions
-	since     window  // measured since the last decision (every interval)
+	// The steady window: the last trialMeasure intervals at steadyR, once
+	// it has held for trialSettle intervals (observeSteady).
+	steadyR float64
+	steadyN int // intervals at steadyR
+	steady  [trialMeasure]window
 	// keptUntil: after a kept trial, R does not go below the floor
 	// before this; keepFor is how long the next kept trial holds it.
 	keptUntil time.Time
@@ -115,6 +126,33 @@ type trial struct {
 	backoff   time.Duration
 	tried     int64 // trials run
 	kept      int64 // those that kept the new R
+}
+
+// observeSteady records an interval measured at share r outside any trial.
+func (t *trial) observeSteady(iv window, r float64) {
+	if r != t.steadyR || iv.wall <= 0 {
+		t.steadyR, t.steadyN = r, 0
+		if iv.wall <= 0 {
+			return
+		}
+	}
+	t.steadyN++
+	if t.steadyN > trialSettle {
+		t.steady[(t.steadyN-trialSettle-1)%trialMeasure] = iv
+	}
+}
+
+// steadyWindow returns the steady window, if R has held long enough to
+// fill it.
+func (t *trial) steadyWindow() (window, bool) {
+	var w window
+	if t.steadyN < trialSettle+trialMeasure {
+		return w, false
+	}
+	for _, iv := range t.steady {
+		w.add(iv)
+	}
+	return w, true
 }
 
 // exclusiveRegime reports whether share r is in the regime the trials
@@ -144,6 +182,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	t.active = false
 	c.pend = evidence{}
 	c.lastDir, c.step, c.floorHeld = 0, 0.05, 0
+	c.gateDem, c.gateHits = 0, 0 // the gate's window starts with the regime kept
 	if t.during.beats(t.before) {
 		t.kept++
 		t.keptUntil = now.Add(t.keepFor)
@@ -160,33 +199,40 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 // holdsFloor reports whether R may not go to r: a trial kept the copy
 // regime less than its hold ago, and r is below its floor.
 func (t *trial) holdsFloor(r, alpha float64, now time.Time) bool {
-	return r < copiesFloor(alpha) && now.Before(t.keptUntil)
+	return r < copiesFloor(alpha) && t.holding(now)
+}
+
+// holding reports whether a kept trial's hold on the floor lasts at now.
+func (t *trial) holding(now time.Time) bool { return now.Before(t.keptUntil) }
+
+// end ends a trial under way and its hold (SetShare: the user's R).
+func (t *trial) end() {
+	t.active = false
+	t.keptUntil = time.Time{}
 }
 
 // considerTrial is called after a decision from prev to next on evidence
-// ev: it counts the decisions in a row in the exclusive regime, with what
-// was measured over every interval meanwhile, and starts a trial when
-// there have been enough. It reports the R to apply.
+// ev: it counts the decisions in a row in the exclusive regime and starts
+// a trial when there have been enough and the steady window is full. It
+// reports the R to apply.
 func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, now time.Time) float64 {
 	t := &c.trial
 	if t.backoff == 0 {
 		t.backoff, t.keepFor = trialBackoff, trialBackoff
 	}
-	since := t.since
-	t.since = window{}
 	if !exclusiveRegime(math.Max(prev, next), alpha, ev) {
-		t.stuck, t.stuckWin = 0, window{}
+		t.stuck = 0
 		return next
 	}
 	t.stuck++
-	t.stuckWin.add(since)
-	if t.stuck < trialPatience || now.Before(t.notBefore) || t.stuckWin.n == 0 {
+	before, full := t.steadyWindow()
+	if t.stuck < trialPatience || now.Before(t.notBefore) || !full || next != prev || before.n == 0 {
 		return next
 	}
-	t.active, t.from, t.before = true, next, t.stuckWin
+	t.active, t.from, t.before = true, prev, before
 	c.gateDem, c.gateHits = 0, 0 // the gate's window starts with the new regime
 	t.intervals, t.during = 0, window{}
-	t.stuck, t.stuckWin = 0, window{}
+	t.stuck, t.steadyN = 0, 0
 	t.tried++
 	c.adjustments++ // counted as a step (ControllerSteps); its end is not
 	return 1 - c.minShare

@@ -14,16 +14,19 @@ var exclusiveEv = evidence{hitsU: 900, hitsC: 100, frameEvictions: 100, demotion
 var beforeWin = window{cost: 100e3, n: 1000, wall: 100e6}
 
 // runTrial drives controller c through trialPatience decisions at R 0.3
-// (below the floor for α 0.5) on evidence ev, each after an interval
-// measured as beforeWin, then through a trial whose every interval
-// measures trialWin. It returns the R after the trial, or fails if none
-// ran.
+// (below the floor for α 0.5) on evidence ev, after enough intervals at
+// that R measured as beforeWin to fill the steady window, then through a
+// trial whose every interval measures trialWin. It returns the R after the
+// trial, or fails if none ran.
 func runTrial(t *testing.T, c *controller, ev evidence, trialWin window, now time.Time) float64 {
 	t.Helper()
 	const alpha = 0.5
 	r := 0.3
+	for i := 0; i < trialSettle+trialMeasure; i++ {
+		c.trial.observeSteady(beforeWin, r)
+	}
 	for i := 0; i < trialPatience; i++ {
-		c.trial.since = beforeWin
+		c.trial.observeSteady(beforeWin, r)
 		next := c.considerTrial(r, r, alpha, ev, now)
 		if i < trialPatience-1 && next != r {
 			t.Fatalf("decision %d in the exclusive regime: R %.2f, want it held until %d", i, next, trialPatience)
@@ -82,15 +85,15 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	if r := runTrial(t, c, exclusiveEv, slower, start); r != 0.3 {
 		t.Fatalf("slower at 0.95 (150 against 100 ns): R %.2f after the trial, want back to 0.3", r)
 	}
-	idle := func(now time.Time) float64 {
+	decideHeld := func(now time.Time) float64 {
 		r := 0.3
 		for i := 0; i < 2*trialPatience; i++ {
-			c.trial.since = beforeWin
+			c.trial.observeSteady(beforeWin, r)
 			r = c.considerTrial(r, r, alpha, exclusiveEv, now)
 		}
 		return r
 	}
-	if r := idle(start.Add(trialBackoff / 2)); r != 0.3 || c.trial.active {
+	if r := decideHeld(start.Add(trialBackoff / 2)); r != 0.3 || c.trial.active {
 		t.Fatalf("within the back-off after a lost trial: R %.2f, trial %v; want no new trial", r, c.trial.active)
 	}
 	// A second loss in a row waits twice as long. (A decision out of the
@@ -100,11 +103,35 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	if r := runTrial(t, c, exclusiveEv, slower, later); r != 0.3 {
 		t.Fatalf("second trial, slower: R %.2f, want 0.3", r)
 	}
-	if r := idle(later.Add(trialBackoff + time.Second)); r != 0.3 || c.trial.active {
+	if r := decideHeld(later.Add(trialBackoff + time.Second)); r != 0.3 || c.trial.active {
 		t.Fatalf("%v after a second lost trial: a new trial started; want the back-off doubled", trialBackoff+time.Second)
 	}
+	if c.trial.backoff != 4*trialBackoff {
+		t.Errorf("after two lost trials in a row: next back-off %v, want %v", c.trial.backoff, 4*trialBackoff)
+	}
 	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, later)
-	runTrial(t, c, exclusiveEv, faster, later.Add(2*trialBackoff+time.Second))
+	if r := runTrial(t, c, exclusiveEv, faster, later.Add(2*trialBackoff+time.Second)); r != 0.95 || c.trial.kept != 1 {
+		t.Fatalf("third trial, faster: R %.2f, kept %d; want 0.95 kept", r, c.trial.kept)
+	}
+	if c.trial.backoff != trialBackoff {
+		t.Errorf("after a kept trial: next back-off %v, want it reset to %v", c.trial.backoff, trialBackoff)
+	}
+	// Kept trials in a row hold the floor twice as long each, up to
+	// maxTrialBackoff; a lost one resets that.
+	c = testController()
+	for i, want := range []time.Duration{1, 2, 4, 8, 16, 16} {
+		now := start.Add(time.Duration(i) * time.Hour)
+		c.considerTrial(0.5, 0.5, alpha, exclusiveEv, now)
+		runTrial(t, c, exclusiveEv, faster, now)
+		if got := c.trial.keptUntil.Sub(now); got != want*trialBackoff {
+			t.Errorf("kept trial %d in a row: floor held for %v, want %v", i+1, got, want*trialBackoff)
+		}
+	}
+	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, start.Add(10*time.Hour))
+	runTrial(t, c, exclusiveEv, slower, start.Add(10*time.Hour))
+	if c.trial.keepFor != trialBackoff {
+		t.Errorf("after a lost trial: next hold %v, want it reset to %v", c.trial.keepFor, trialBackoff)
+	}
 
 	// Not the exclusive regime: demotions free (the gate has switched
 	// compression off, or pages keep their images), or R above the floor.
@@ -118,8 +145,8 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 		{0.5, exclusiveEv},
 	} {
 		r := tc.r
-		for i := 0; i < 2*trialPatience; i++ {
-			c.trial.since = beforeWin
+		for i := 0; i < trialSettle+trialMeasure+2*trialPatience; i++ {
+			c.trial.observeSteady(beforeWin, r)
 			r = c.considerTrial(r, r, alpha, tc.ev, start)
 		}
 		if r != tc.r || c.trial.active {
@@ -147,6 +174,9 @@ func TestTrialJudgesByThroughput(t *testing.T) {
 		{"same rate, slower per access", window{cost: 130e3, n: 1000, wall: 100e6}, false},
 		{"no wall time: per access", window{cost: 60e3, n: 1000}, true},
 		{"no accesses", window{wall: 100e6}, false},
+		// An interval without accesses (the load paused): the rate
+		// measures the load, not the pool; per access decides.
+		{"more accesses a second, an idle interval", window{cost: 150e3, n: 1300, wall: 100e6, idle: 1}, false},
 	} {
 		if got := tc.during.beats(beforeWin); got != tc.beats {
 			t.Errorf("%s: beats %v, want %v", tc.name, got, tc.beats)
@@ -182,5 +212,79 @@ func TestKeptTrialHoldsFloorForHillClimb(t *testing.T) {
 	}
 	if r >= floor {
 		t.Fatalf("after the hold: R %.3f, want below the floor %.3f", r, floor)
+	}
+}
+
+// TestTrialComparesSteadyWindows: a trial starts only once R has held for
+// trialSettle + trialMeasure intervals, and is judged against the last
+// trialMeasure of them, not against the settling intervals after R moved
+// (there the pool still refills, and its rate says nothing of the R).
+func TestTrialComparesSteadyWindows(t *testing.T) {
+	const alpha = 0.5
+	start := time.Unix(1000, 0)
+	c := testController()
+	r := 0.3
+	slowSettling := window{cost: 300e3, n: 500, wall: 100e6} // half the rate while the pool refills
+	for i := 0; i < trialSettle; i++ {
+		c.trial.observeSteady(slowSettling, r)
+	}
+	for i := 0; i < trialPatience; i++ {
+		c.trial.observeSteady(beforeWin, r)
+		if next := c.considerTrial(r, r, alpha, exclusiveEv, start); next != r {
+			t.Fatalf("a trial started after %d steady intervals, before the steady window was full", trialSettle+i+1)
+		}
+	}
+	for i := trialPatience; i < trialMeasure; i++ {
+		c.trial.observeSteady(beforeWin, r)
+	}
+	if r = c.considerTrial(r, r, alpha, exclusiveEv, start); r != 0.95 {
+		t.Fatalf("steady window full after %d decisions in the exclusive regime: R %.2f, want a trial", trialPatience, r)
+	}
+	if c.trial.before != (window{cost: 10 * beforeWin.cost, n: 10 * beforeWin.n, wall: 10 * beforeWin.wall}) {
+		t.Fatalf("before window %+v: want the %d steady intervals only", c.trial.before, trialMeasure)
+	}
+	// A trial at 0.8× the steady rate loses, though it beats the settling
+	// intervals' rate by 1.6×.
+	for c.trial.active {
+		r, _ = c.observeTrial(window{cost: 100e3, n: 800, wall: 100e6}, start)
+	}
+	if r != 0.3 {
+		t.Fatalf("trial at 0.8x the steady rate: R %.2f after it, want back to 0.3", r)
+	}
+	// R moved: the steady window starts anew.
+	c.trial.observeSteady(beforeWin, 0.25)
+	if _, full := c.trial.steadyWindow(); full {
+		t.Fatal("steady window still full after R moved")
+	}
+}
+
+// TestKeptTrialHoldCountsNoSteps: while a kept trial holds R at the
+// floor, the decisions that want lower are not steps: ControllerSteps
+// stays, and the step shrinks instead of growing, so that the climb
+// does not drop a full step below the floor when the hold ends.
+func TestKeptTrialHoldCountsNoSteps(t *testing.T) {
+	const alpha = 0.5
+	floor := copiesFloor(alpha)
+	start := time.Unix(1000, 0)
+	c := testController()
+	c.tDisk = ewma{}
+	runTrial(t, c, exclusiveEv, window{cost: 60e3, n: 1000, wall: 100e6}, start)
+	c.now = start.Add(time.Second)
+	r := floor
+	steps := c.adjustments
+	for i := 0; i < 20; i++ {
+		if r = c.decide(r, r, alpha, fullMem, ghosts(200, 0)); r != floor {
+			t.Fatalf("decision %d at the held floor: R %.3f, want %.3f", i, r, floor)
+		}
+	}
+	if c.adjustments != steps {
+		t.Errorf("held at the floor for 20 decisions: %d steps counted, want 0", c.adjustments-steps)
+	}
+	if c.step != minStep {
+		t.Errorf("held at the floor for 20 decisions: step %.3f, want it shrunk to %.3f", c.step, minStep)
+	}
+	c.trial.end()
+	if c.trial.holding(c.now) {
+		t.Error("the hold outlived end (SetShare)")
 	}
 }
