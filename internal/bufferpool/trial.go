@@ -28,9 +28,10 @@ import (
 // decisions in a row below the floor with at least half the demotions
 // compressing, it moves R to 1 − MinShare, lets the pool settle for
 // trialSettle intervals, measures trialMeasure intervals, and keeps the new
-// R if that window beats the last trialMeasure intervals measured at the R
-// before, themselves at least trialSettle intervals after it was set (the
-// two windows alike: settled, adjacent, as long; window.beats): by
+// R if that window beats the last trialMeasure intervals measured at about
+// the R before (within steadyDrift), themselves at least trialSettle
+// intervals after it got there (the two windows alike: settled, adjacent,
+// as long; window.beats): by
 // accesses a second where the two differ by more than trialMargin and
 // neither has an interval without accesses (what a closed loop of requests
 // gets, and with more threads than CPUs the only figure that is not
@@ -111,8 +112,9 @@ type trial struct {
 	intervals int     // since the jump
 	during    window  // measured in the trial's window
 	stuck     int     // decisions in a row in the exclusive regime
-	// The steady window: the last trialMeasure intervals at steadyR, once
-	// it has held for trialSettle intervals (observeSteady).
+	// The steady window: the last trialMeasure intervals with R within
+	// steadyDrift of steadyR, once it has held for trialSettle intervals
+	// (observeSteady).
 	steadyR float64
 	steadyN int // intervals at steadyR
 	steady  [trialMeasure]window
@@ -128,9 +130,16 @@ type trial struct {
 	kept      int64 // those that kept the new R
 }
 
+// steadyDrift is how far R may move from where the steady window started
+// before the window starts anew: the climb's small steps within a regime
+// (it may wander there for good: sysbench point reads at 0.5×, 4 KiB,
+// stepped between 0.05 and 0.2 every few intervals and no window filled)
+// leave the pool about as it was, a jump or a trial's end does not.
+const steadyDrift = 0.05
+
 // observeSteady records an interval measured at share r outside any trial.
 func (t *trial) observeSteady(iv window, r float64) {
-	if r != t.steadyR || iv.wall <= 0 {
+	if math.Abs(r-t.steadyR) > steadyDrift || iv.wall <= 0 {
 		t.steadyR, t.steadyN = r, 0
 		if iv.wall <= 0 {
 			return
@@ -226,10 +235,10 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, now t
 	}
 	t.stuck++
 	before, full := t.steadyWindow()
-	if t.stuck < trialPatience || now.Before(t.notBefore) || !full || next != prev || before.n == 0 {
+	if t.stuck < trialPatience || now.Before(t.notBefore) || !full || before.n == 0 {
 		return next
 	}
-	t.active, t.from, t.before = true, prev, before
+	t.active, t.from, t.before = true, next, before
 	c.gateDem, c.gateHits = 0, 0 // the gate's window starts with the new regime
 	t.intervals, t.during = 0, window{}
 	t.stuck, t.steadyN = 0, 0

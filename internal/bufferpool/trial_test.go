@@ -251,10 +251,19 @@ func TestTrialComparesSteadyWindows(t *testing.T) {
 	if r != 0.3 {
 		t.Fatalf("trial at 0.8x the steady rate: R %.2f after it, want back to 0.3", r)
 	}
-	// R moved: the steady window starts anew.
-	c.trial.observeSteady(beforeWin, 0.25)
+	// Small steps of the climb (within steadyDrift of where the window
+	// started) keep it; a move beyond starts it anew.
+	for i := 0; i < trialSettle+trialMeasure; i++ {
+		c.trial.observeSteady(beforeWin, 0.3)
+	}
+	for _, r := range []float64{0.31, 0.33, 0.27, 0.34} {
+		if c.trial.observeSteady(beforeWin, r); func() bool { _, full := c.trial.steadyWindow(); return !full }() {
+			t.Fatalf("steady window lost after a step to %.2f (started at 0.3)", r)
+		}
+	}
+	c.trial.observeSteady(beforeWin, 0.2)
 	if _, full := c.trial.steadyWindow(); full {
-		t.Fatal("steady window still full after R moved")
+		t.Fatal("steady window still full after R moved from 0.3 to 0.2")
 	}
 }
 
@@ -287,4 +296,23 @@ func TestKeptTrialHoldCountsNoSteps(t *testing.T) {
 	if c.trial.holding(c.now) {
 		t.Error("the hold outlived end (SetShare)")
 	}
+}
+
+// TestTrialDespiteWanderingClimb: a climb that steps every decision
+// within the exclusive regime, a little up and down, still gets its trial
+// (sysbench point reads at 0.5×, 4 KiB: R wandered between 0.05 and 0.2,
+// at 0.65× of R = 0, and no trial ran while any step reset the window).
+func TestTrialDespiteWanderingClimb(t *testing.T) {
+	const alpha = 0.5
+	c := testController()
+	r := 0.12
+	for i := 0; i < trialSettle+trialMeasure+trialPatience; i++ {
+		c.trial.observeSteady(beforeWin, r)
+		next := 0.12 + 0.02*float64(i%3) // 0.12, 0.14, 0.16, 0.12, ...
+		if got := c.considerTrial(r, next, alpha, exclusiveEv, time.Unix(1000, 0)); got == 0.95 {
+			return
+		}
+		r = next
+	}
+	t.Fatalf("no trial after %d decisions stepping within 0.12–0.16", trialSettle+trialMeasure+trialPatience)
 }
