@@ -245,6 +245,7 @@ const (
 func (c *controller) init(o Options) {
 	c.minShare = o.MinShare
 	c.step = 0.05
+	c.trial.backoff, c.trial.keepFor = trialBackoff, trialBackoff
 }
 
 // costs returns what an image hit and a miss cost more than a frame hit:

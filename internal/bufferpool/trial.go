@@ -226,9 +226,6 @@ func (t *trial) end() {
 // reports the R to apply.
 func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, now time.Time) float64 {
 	t := &c.trial
-	if t.backoff == 0 {
-		t.backoff, t.keepFor = trialBackoff, trialBackoff
-	}
 	if !exclusiveRegime(math.Max(prev, next), alpha, ev) {
 		t.stuck = 0
 		return next
