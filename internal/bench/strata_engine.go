@@ -297,6 +297,8 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	// Since the open, warm-up included: a trial usually runs there.
 	m["pool.controller_trials_total"] = float64(p.ControllerTrials)
 	m["pool.trials_kept_total"] = float64(p.TrialsKept)
+	m["pool.frames_trials_total"] = float64(p.FramesTrials)
+	m["pool.frames_trials_kept_total"] = float64(p.FramesTrialsKept)
 	m["pool.target_share_r"] = p.TargetShare
 	if p.Auto {
 		m["pool.auto_r"] = 1

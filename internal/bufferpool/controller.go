@@ -245,7 +245,7 @@ const (
 func (c *controller) init(o Options) {
 	c.minShare = o.MinShare
 	c.step = 0.05
-	c.trial.backoff, c.trial.keepFor = trialBackoff, trialBackoff
+	c.trial.init()
 }
 
 // costs returns what an image hit and a miss cost more than a frame hit:
@@ -530,17 +530,23 @@ func (p *Pool) adjust() {
 			return // the warm-up's evidence is not the steady state's
 		}
 	}
-	if auto {
-		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)
-		if to, ran := c.observeTrial(iv, now); ran {
-			c.applyShare(p, to) // trial.go: no decision while one runs
-			return
-		}
-	}
-	c.pend.add(ev)
 	if iv.n == 0 {
 		iv.idle = 1
 	}
+	if auto {
+		if to, ran := c.observeTrial(iv, now); ran {
+			c.syncCompressing(p, now)
+			c.applyShare(p, to) // trial.go: no decision, no gate while one runs
+			return
+		}
+		c.syncCompressing(p, now)
+		if c.trial.framesHeld(now) {
+			c.trial.observeSteady(iv, p.Share()) // trial.go: a kept frames trial holds
+			return
+		}
+		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)
+	}
+	c.pend.add(ev)
 	c.trial.observeSteady(iv, p.Share())
 	if c.pend.ghostHits() < minGhostEvents && c.pend.accesses() < maxQuietAccesses {
 		return // not enough evidence yet
@@ -562,6 +568,7 @@ func (p *Pool) adjust() {
 		return
 	}
 	r = c.considerTrial(prev, r, alpha, decided, c.now)
+	c.syncCompressing(p, c.now)
 	c.applyShare(p, r)
 }
 

@@ -59,10 +59,12 @@ type Stats struct {
 	// MissProbes are the store reads the controller made to measure a
 	// miss while nothing missed (probe.go).
 	MissProbes int64
-	// ControllerTrials are the times the controller left the exclusive
-	// regime to measure the other (trial.go); TrialsKept those that kept
-	// the new R.
-	ControllerTrials, TrialsKept int64
+	// ControllerTrials are the times the controller left its regime to
+	// measure another (trial.go); TrialsKept those that kept it.
+	// FramesTrials and FramesTrialsKept count those of them that
+	// measured frames alone (R = MinShare, no compressing demotion).
+	ControllerTrials, TrialsKept   int64
+	FramesTrials, FramesTrialsKept int64
 
 	// Document 000's model (equation 9, exclusive tiers) with the measured
 	// T_decom and T_disk_read, α and β from the store's sizes and the
@@ -183,7 +185,11 @@ func (p *Pool) Stats() Stats {
 	st.ControllerSteps = c.adjustments
 	st.ControllerJumps = c.jumps
 	st.MissProbes = c.probe.n
-	st.ControllerTrials, st.TrialsKept = c.trial.tried, c.trial.kept
+	for _, a := range c.trial.arms {
+		st.ControllerTrials += a.tried
+		st.TrialsKept += a.kept
+	}
+	st.FramesTrials, st.FramesTrialsKept = c.trial.arms[armFrames].tried, c.trial.arms[armFrames].kept
 	c.mu.Unlock()
 	if m, ok := p.model(st, avail); ok {
 		st.ModelShare = m.OptimalShare()

@@ -5,48 +5,65 @@ import (
 	"time"
 )
 
-// Trials: leaving the exclusive regime by measurement.
+// Trials: leaving a regime by measurement.
 //
-// Below α/(1+α) (copiesFloor) pages keep no read image, so every image hit
-// promotes a page and demotes another with a compression. Neither the
-// ghosts nor the depth histogram see what the copy regime above the floor
-// would do (its image hits cost a decompression only), and the hill climb,
-// pricing accesses by their wall time, can stay below it where the copy
-// regime runs far faster:
+// The hill climb prices accesses by their wall time and sees only what its
+// ghosts and depth histogram show, a tenth of the budget either way. Two
+// other regimes are out of its sight, and the controller measures them
+// instead (each an arm):
 //
-//   - when the data nearly fits raw (about the cache size), the images use
-//     less than their share, nothing evicts them, and the climb has no
-//     gradient up: R stayed at 0.25–0.31 with every demotion compressing,
-//     at 0.58–0.61× of R = 0.95 (sysbench and JSON events point reads, 4
-//     KiB pages, data 0.5× the memory limit, 2 threads);
-//   - with more threads than CPUs, every wall time includes the waits for
-//     a CPU, which make misses look cheap beside image hits: JSON events
-//     at 0.5×, 4 threads, ran at R = 0.05 at 0.77× of R = 0.95, which
-//     spent less CPU per transaction (docs/BENCHMARKS.md).
+//   - The copy arm (R = 1 − MinShare, pages keep their read images). Below
+//     α/(1+α) (copiesFloor) pages keep no read image, so every image hit
+//     promotes a page and demotes another with a compression; what the
+//     copy regime above the floor would do (its image hits cost a
+//     decompression only) is out of sight. The climb stayed below it
+//     where the copy regime ran far faster: when the data nearly fits raw
+//     (the images use less than their share, nothing evicts them, no
+//     gradient up; 0.58–0.61× of R = 0.95, 4 KiB pages, data 0.5× the
+//     memory limit), and with more threads than CPUs, where every wall
+//     time includes the waits for a CPU and misses look cheap beside image
+//     hits (JSON events at 0.5×, 4 threads: R = 0.05 at 0.77× of R = 0.95).
+//   - The frames arm (R = MinShare and no compressing demotion: frames
+//     alone). A miss's wall time is not the idle wait the objective
+//     treats it as (on this VM a 4 KiB direct read spends 21 µs of CPU of
+//     its 41 µs) and an image hit is all CPU, so where the CPUs are the
+//     bottleneck the climb kept images that cost more than they saved:
+//     R 0.8–0.9 at 4× and 8× the memory (4 KiB) where R = 0 ran up to
+//     1.18× faster, R 0.95 at 0.5× with 16 KiB pages where R = 0 ran
+//     1.4× faster (docs/BENCHMARKS.md).
 //
-// So the controller measures the other regime: after trialPatience
-// decisions in a row below the floor with at least half the demotions
-// compressing, it moves R to 1 − MinShare, lets the pool settle for
-// trialSettle intervals, measures trialMeasure intervals, and keeps the new
-// R if that window beats the last trialMeasure intervals measured at about
-// the R before (within steadyDrift), themselves at least trialSettle
-// intervals after it got there (the two windows alike: settled, adjacent,
-// as long; window.beats): by
-// accesses a second where the two differ by more than trialMargin and
-// neither has an interval without accesses (what a closed loop of requests
-// gets, and with more threads than CPUs the only figure that is not
-// skewed by the waits for a CPU in every wall time), else by the time per
-// access (Stats.TimePerAccess's figure: an open loop serves the same rate
-// either way, and then the cheaper accesses win; within trialMargin the
-// trial's R is kept). A load that changes its rate by more than
-// trialMargin within the three seconds of a trial can decide it; the
-// back-offs bound what a wrong verdict costs. A trial that loses goes
-// back and waits trialBackoff before the next, twice as long after each
-// loss in a row (up to maxTrialBackoff). After a kept trial neither the
-// far view (lowerShare) nor the hill climb takes R below the floor for
-// trialBackoff, twice as long after each keep in a row (up to
-// maxTrialBackoff): the measurement outranks the model that took R down.
-// SetShare ends a trial under way and its hold.
+// An arm is tried after trialPatience decisions in a row in which it may
+// pay: the copy arm below the floor with at least half the demotions
+// compressing (exclusiveRegime), the frames arm wherever images serve at
+// least a tenth of the accesses (imagesServe) and the climb has stopped
+// raising R (climbSettled); the copy arm first when both may. The controller moves to the arm's setting, lets the pool settle for
+// trialSettle intervals, measures trialMeasure intervals, and keeps the
+// arm if that window beats the last trialMeasure intervals measured at
+// about the R before (within steadyDrift), themselves at least
+// trialSettle intervals after it got there (the two windows alike:
+// settled, adjacent, as long; window.beats): by accesses a second where
+// the two differ by more than trialMargin and neither has an interval
+// without accesses (what a closed loop of requests gets, and with the
+// CPUs busy the only figure not skewed by the waits for a CPU in every
+// wall time), else by the time per access (Stats.TimePerAccess's figure:
+// an open loop serves the same rate either way, and then the cheaper
+// accesses win; within trialMargin the arm is kept). A load that changes
+// its rate by more than trialMargin within the three seconds of a trial
+// can decide it; the back-offs bound what a wrong verdict costs.
+//
+// A lost trial goes back (R, and whether demotions compressed) and its arm
+// waits trialBackoff before the next, twice as long after each loss in a
+// row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
+// as long after each keep in a row (up to maxTrialBackoff): the copy arm
+// by keeping the far view (lowerShare) and the hill climb from taking R
+// below the floor (they may still raise it, and the frames arm may be
+// tried), the frames arm by taking no decision at all and leaving the
+// gate alone (compressing demotions stay off); when that hold ends,
+// demotions compress as they did before the trial, and the climb and the
+// gate take over. The measurement outranks the model that ran into it.
+// A trial costs its three seconds and the refill after it when it loses,
+// at most once per back-off. SetShare ends a trial under way and every
+// hold.
 //
 // Lock rules: called from adjust with the controller's mutex held.
 
@@ -57,6 +74,9 @@ const (
 	trialBackoff    = time.Minute
 	maxTrialBackoff = 16 * time.Minute
 	trialMargin     = 0.05
+	// imageServeShare: the frames arm may pay where image hits are at
+	// least this share of the accesses.
+	imageServeShare = 0.10
 )
 
 // window is what the pool measured over some intervals: the cost of its
@@ -104,30 +124,93 @@ func (w window) beats(before window) bool {
 	return w.perAccess() <= before.perAccess()*(1+trialMargin)
 }
 
+// clearlyBeats is beats without the tie: by rate as beats, else by a time
+// per access lower by more than trialMargin. The frames arm, whose hold
+// stops the climb and the gate, must win so (a cold pool read uniformly,
+// data twice the budget, the climb at R 0.37 with compressions off on
+// its way to 0.95: frames alone tied there, were kept, and held the pool
+// at 1.3× R = 0.95's time per read).
+func (w window) clearlyBeats(before window) bool {
+	if w.n <= 0 {
+		return false
+	}
+	if rb, ra := before.rate(), w.rate(); rb > 0 && ra > 0 && w.idle == 0 && before.idle == 0 {
+		switch {
+		case ra > rb*(1+trialMargin):
+			return true
+		case ra < rb*(1-trialMargin):
+			return false
+		}
+	}
+	return w.perAccess() < before.perAccess()*(1-trialMargin)
+}
+
+// armKind names a regime a trial measures (see the top of this file).
+type armKind int
+
+const (
+	armCopy   armKind = iota // R = 1 − MinShare: pages keep their read images
+	armFrames                // R = MinShare, no compressing demotion: frames alone
+	numArms
+)
+
+// arm is what the trials of one arm left: when it may be tried again, and
+// how long a keep holds it.
+type arm struct {
+	// notBefore: after a lost trial, none before this; backoff is how
+	// long the next lost trial waits.
+	notBefore time.Time
+	backoff   time.Duration
+	// keptUntil: after a kept trial, its regime holds until this; keepFor
+	// is how long the next kept trial holds it.
+	keptUntil time.Time
+	keepFor   time.Duration
+	tried     int64 // trials run
+	kept      int64 // those that kept the arm
+}
+
+// lost records a trial of the arm that lost at now.
+func (a *arm) lost(now time.Time) {
+	a.notBefore = now.Add(a.backoff)
+	a.backoff = min(2*a.backoff, maxTrialBackoff)
+	a.keepFor = trialBackoff
+}
+
+// won records a trial of the arm kept at now.
+func (a *arm) won(now time.Time) {
+	a.kept++
+	a.keptUntil = now.Add(a.keepFor)
+	a.keepFor = min(2*a.keepFor, maxTrialBackoff)
+	a.backoff = trialBackoff
+}
+
 // trial is the state of the exploration (see the top of this file).
 type trial struct {
 	active    bool
+	arm       armKind // the arm under trial
 	from      float64 // R before the trial
 	before    window  // the steady window at that R
 	intervals int     // since the jump
 	during    window  // measured in the trial's window
-	stuck     int     // decisions in a row in the exclusive regime
+	stuck     int     // decisions in a row in which an arm may pay
 	// The steady window: the last trialMeasure intervals with R within
 	// steadyDrift of steadyR, once it has held for trialSettle intervals
 	// (observeSteady).
 	steadyR float64
 	steadyN int // intervals at steadyR
 	steady  [trialMeasure]window
-	// keptUntil: after a kept trial, R does not go below the floor
-	// before this; keepFor is how long the next kept trial holds it.
-	keptUntil time.Time
-	keepFor   time.Duration
-	// notBefore: after a lost trial, none before this; backoff is how
-	// long the next lost trial waits.
-	notBefore time.Time
-	backoff   time.Duration
-	tried     int64 // trials run
-	kept      int64 // those that kept the new R
+	arms    [numArms]arm
+	// compressFrom is whether demotions compressed before the frames
+	// regime (a frames trial or its hold) switched them off;
+	// framesApplied whether it has (syncCompressing).
+	compressFrom, framesApplied bool
+}
+
+// init sets the back-offs and holds of a controller that starts.
+func (t *trial) init() {
+	for i := range t.arms {
+		t.arms[i].backoff, t.arms[i].keepFor = trialBackoff, trialBackoff
+	}
 }
 
 // steadyDrift is how far R may move from where the steady window started
@@ -164,18 +247,41 @@ func (t *trial) steadyWindow() (window, bool) {
 	return w, true
 }
 
-// exclusiveRegime reports whether share r is in the regime the trials
-// leave: below the copies floor, with most demotions compressing (not
+// exclusiveRegime reports whether share r is in the regime the copy arm
+// leaves: below the copies floor, with most demotions compressing (not
 // where the gate has switched compression off: there images are not
 // worth their compressions at any share).
 func exclusiveRegime(r, alpha float64, ev evidence) bool {
 	return r < copiesFloor(alpha) && ev.demotions > 0 && ev.compressions*2 >= ev.demotions
 }
 
+// imagesServe reports whether images serve enough of the accesses in ev
+// for the frames arm to change anything (imageServeShare).
+func imagesServe(ev evidence) bool {
+	n := ev.accesses()
+	return n > 0 && float64(ev.hitsC) >= imageServeShare*float64(n)
+}
+
+// climbSettled is the largest step up after which the frames arm may
+// still be tried: a climb that raises R by more is still finding where
+// images pay, and the steady window at its R is not the regime the
+// frames arm would be compared with (a cold pool read uniformly, data
+// twice the budget: the frames arm beat R 0.37 on its way up to 0.95,
+// which reads 1.3× faster than frames alone, and was kept).
+const climbSettled = 0.02
+
+// share is the R that arm a runs at.
+func (c *controller) share(a armKind) float64 {
+	if a == armFrames {
+		return c.minShare
+	}
+	return 1 - c.minShare
+}
+
 // observeTrial folds one interval's measurement into a running trial. It
 // reports whether a trial ran this interval (no decision is taken then)
-// and the R to apply: 1 − MinShare while it runs, then that or the R
-// before it.
+// and the R to apply: the arm's while it runs, then that or the R before
+// it. Whether demotions compress follows (syncCompressing).
 func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool) {
 	t := &c.trial
 	if !t.active {
@@ -186,60 +292,106 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		t.during.add(iv)
 	}
 	if t.intervals < trialSettle+trialMeasure {
-		return 1 - c.minShare, true
+		return c.share(t.arm), true
 	}
 	t.active = false
 	c.pend = evidence{}
 	c.lastDir, c.step, c.floorHeld = 0, 0.05, 0
 	c.gateDem, c.gateHits = 0, 0 // the gate's window starts with the regime kept
-	if t.during.beats(t.before) {
-		t.kept++
-		t.keptUntil = now.Add(t.keepFor)
-		t.keepFor = min(2*t.keepFor, maxTrialBackoff)
-		t.backoff = trialBackoff
-		return 1 - c.minShare, true
+	a := &t.arms[t.arm]
+	won := t.during.beats(t.before)
+	if t.arm == armFrames {
+		won = t.during.clearlyBeats(t.before)
 	}
-	t.notBefore = now.Add(t.backoff)
-	t.backoff = min(2*t.backoff, maxTrialBackoff)
-	t.keepFor = trialBackoff
-	return t.from, true
+	if !won {
+		a.lost(now)
+		return t.from, true
+	}
+	a.won(now)
+	if t.arm == armFrames {
+		t.arms[armCopy].keptUntil = time.Time{} // frames alone: the floor is not held
+	}
+	return c.share(t.arm), true
 }
 
-// holdsFloor reports whether R may not go to r: a trial kept the copy
-// regime less than its hold ago, and r is below its floor.
+// holdsFloor reports whether R may not go to r: a kept copy trial holds
+// the floor at now, and r is below it.
 func (t *trial) holdsFloor(r, alpha float64, now time.Time) bool {
 	return r < copiesFloor(alpha) && t.holding(now)
 }
 
-// holding reports whether a kept trial's hold on the floor lasts at now.
-func (t *trial) holding(now time.Time) bool { return now.Before(t.keptUntil) }
+// holding reports whether a kept copy trial's hold on the floor lasts at
+// now.
+func (t *trial) holding(now time.Time) bool { return now.Before(t.arms[armCopy].keptUntil) }
 
-// end ends a trial under way and its hold (SetShare: the user's R).
+// framesHeld reports whether a kept frames trial holds the frames regime
+// at now: no decision, no gate.
+func (t *trial) framesHeld(now time.Time) bool { return now.Before(t.arms[armFrames].keptUntil) }
+
+// framesOnly reports whether the frames regime is in force at now: a
+// frames trial runs or its hold lasts.
+func (t *trial) framesOnly(now time.Time) bool {
+	return (t.active && t.arm == armFrames) || t.framesHeld(now)
+}
+
+// end ends a trial under way and every hold (SetShare: the user's R).
 func (t *trial) end() {
 	t.active = false
-	t.keptUntil = time.Time{}
+	for i := range t.arms {
+		t.arms[i].keptUntil = time.Time{}
+	}
+	t.framesApplied = false
+}
+
+// armFor returns the arm that may pay after a decision from prev to next
+// on evidence ev, not waiting out a back-off at now.
+func (t *trial) armFor(prev, next, alpha float64, ev evidence, now time.Time) (armKind, bool) {
+	if exclusiveRegime(math.Max(prev, next), alpha, ev) && !now.Before(t.arms[armCopy].notBefore) {
+		return armCopy, true
+	}
+	if imagesServe(ev) && next <= prev+climbSettled && !now.Before(t.arms[armFrames].notBefore) {
+		return armFrames, true
+	}
+	return 0, false
 }
 
 // considerTrial is called after a decision from prev to next on evidence
-// ev: it counts the decisions in a row in the exclusive regime and starts
-// a trial when there have been enough and the steady window is full. It
-// reports the R to apply.
+// ev: it counts the decisions in a row in which an arm may pay and starts
+// a trial of it when there have been enough and the steady window is
+// full. It reports the R to apply.
 func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, now time.Time) float64 {
 	t := &c.trial
-	if !exclusiveRegime(math.Max(prev, next), alpha, ev) {
+	a, ok := t.armFor(prev, next, alpha, ev, now)
+	if !ok {
 		t.stuck = 0
 		return next
 	}
 	t.stuck++
 	before, full := t.steadyWindow()
-	if t.stuck < trialPatience || now.Before(t.notBefore) || !full || before.n == 0 {
+	if t.stuck < trialPatience || !full || before.n == 0 {
 		return next
 	}
-	t.active, t.from, t.before = true, next, before
+	t.active, t.arm, t.from, t.before = true, a, next, before
 	c.gateDem, c.gateHits = 0, 0 // the gate's window starts with the new regime
 	t.intervals, t.during = 0, window{}
 	t.stuck, t.steadyN = 0, 0
-	t.tried++
+	t.arms[a].tried++
 	c.adjustments++ // counted as a step (ControllerSteps); its end is not
-	return 1 - c.minShare
+	return c.share(a)
+}
+
+// syncCompressing switches compressing demotions off when the frames
+// regime comes into force (a frames trial starts, or is kept and held),
+// and back to what they were when it ends.
+func (c *controller) syncCompressing(p *Pool, now time.Time) {
+	t := &c.trial
+	on := t.framesOnly(now)
+	switch {
+	case on && !t.framesApplied:
+		t.compressFrom = p.compressing.Load()
+		p.compressing.Store(false)
+	case !on && t.framesApplied:
+		p.compressing.Store(t.compressFrom)
+	}
+	t.framesApplied = on
 }

@@ -6,8 +6,8 @@ import (
 )
 
 // exclusiveEv is a decision's evidence in the exclusive regime: every
-// demotion compressing.
-var exclusiveEv = evidence{hitsU: 900, hitsC: 100, frameEvictions: 100, demotions: 100, compressions: 100}
+// demotion compressing, and too few image hits (1%) for the frames arm.
+var exclusiveEv = evidence{hitsU: 990, hitsC: 10, frameEvictions: 100, demotions: 100, compressions: 100}
 
 // before is the window every interval measures before a trial in these
 // tests: 1,000 accesses at 100 ns each over a 100 ms interval.
@@ -66,10 +66,10 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	start := time.Unix(1000, 0)
 	faster := window{cost: 60e3, n: 1000, wall: 100e6} // same rate, 60 ns an access
 	slower := window{cost: 150e3, n: 1000, wall: 100e6}
-	for _, ev := range []evidence{exclusiveEv, {hitsC: 100, imageEvictions: 10, demotions: 100, compressions: 100}} {
+	for _, ev := range []evidence{exclusiveEv, {hitsU: 9900, hitsC: 100, imageEvictions: 10, demotions: 100, compressions: 100}} {
 		c := testController()
-		if r := runTrial(t, c, ev, faster, start); r != 0.95 || c.trial.kept != 1 {
-			t.Fatalf("evidence %+v, faster at 0.95: R %.2f after the trial, kept %d; want 0.95 kept", ev, r, c.trial.kept)
+		if r := runTrial(t, c, ev, faster, start); r != 0.95 || c.trial.arms[armCopy].kept != 1 {
+			t.Fatalf("evidence %+v, faster at 0.95: R %.2f after the trial, kept %d; want 0.95 kept", ev, r, c.trial.arms[armCopy].kept)
 		}
 	}
 	c := testController()
@@ -106,15 +106,15 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	if r := decideHeld(later.Add(trialBackoff + time.Second)); r != 0.3 || c.trial.active {
 		t.Fatalf("%v after a second lost trial: a new trial started; want the back-off doubled", trialBackoff+time.Second)
 	}
-	if c.trial.backoff != 4*trialBackoff {
-		t.Errorf("after two lost trials in a row: next back-off %v, want %v", c.trial.backoff, 4*trialBackoff)
+	if c.trial.arms[armCopy].backoff != 4*trialBackoff {
+		t.Errorf("after two lost trials in a row: next back-off %v, want %v", c.trial.arms[armCopy].backoff, 4*trialBackoff)
 	}
 	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, later)
-	if r := runTrial(t, c, exclusiveEv, faster, later.Add(2*trialBackoff+time.Second)); r != 0.95 || c.trial.kept != 1 {
-		t.Fatalf("third trial, faster: R %.2f, kept %d; want 0.95 kept", r, c.trial.kept)
+	if r := runTrial(t, c, exclusiveEv, faster, later.Add(2*trialBackoff+time.Second)); r != 0.95 || c.trial.arms[armCopy].kept != 1 {
+		t.Fatalf("third trial, faster: R %.2f, kept %d; want 0.95 kept", r, c.trial.arms[armCopy].kept)
 	}
-	if c.trial.backoff != trialBackoff {
-		t.Errorf("after a kept trial: next back-off %v, want it reset to %v", c.trial.backoff, trialBackoff)
+	if c.trial.arms[armCopy].backoff != trialBackoff {
+		t.Errorf("after a kept trial: next back-off %v, want it reset to %v", c.trial.arms[armCopy].backoff, trialBackoff)
 	}
 	// Kept trials in a row hold the floor twice as long each, up to
 	// maxTrialBackoff; a lost one resets that.
@@ -123,14 +123,14 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 		now := start.Add(time.Duration(i) * time.Hour)
 		c.considerTrial(0.5, 0.5, alpha, exclusiveEv, now)
 		runTrial(t, c, exclusiveEv, faster, now)
-		if got := c.trial.keptUntil.Sub(now); got != want*trialBackoff {
+		if got := c.trial.arms[armCopy].keptUntil.Sub(now); got != want*trialBackoff {
 			t.Errorf("kept trial %d in a row: floor held for %v, want %v", i+1, got, want*trialBackoff)
 		}
 	}
 	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, start.Add(10*time.Hour))
 	runTrial(t, c, exclusiveEv, slower, start.Add(10*time.Hour))
-	if c.trial.keepFor != trialBackoff {
-		t.Errorf("after a lost trial: next hold %v, want it reset to %v", c.trial.keepFor, trialBackoff)
+	if c.trial.arms[armCopy].keepFor != trialBackoff {
+		t.Errorf("after a lost trial: next hold %v, want it reset to %v", c.trial.arms[armCopy].keepFor, trialBackoff)
 	}
 
 	// Not the exclusive regime: demotions free (the gate has switched
@@ -140,8 +140,8 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 		r  float64
 		ev evidence
 	}{
-		{0.3, evidence{hitsC: 100, demotions: 100, compressions: 10}},
-		{0.3, evidence{hitsC: 100}},
+		{0.3, evidence{hitsU: 9900, hitsC: 100, demotions: 100, compressions: 10}},
+		{0.3, evidence{hitsU: 9900, hitsC: 100}},
 		{0.5, exclusiveEv},
 	} {
 		r := tc.r
