@@ -56,8 +56,8 @@ import (
 // images still pay, and crosses only after floorPatience decisions that
 // want lower; the far view below (the depth histogram, depth.go) may take
 // R under it at once. Below the floor the climb cannot see the regime
-// above it; trials (trial.go) measure it, and after a kept one neither
-// crosses the floor for a while.
+// above it, and anywhere it cannot see what frames alone would do; trials
+// (trial.go) measure both, and hold what they keep for a while.
 //
 // Nothing is decided and the gate judges nothing during the warm-up
 // (warmedUp): until the memory is full and the frames have turned over,
@@ -213,9 +213,11 @@ type controller struct {
 	// thin: the last decision wanted a step its evidence was too noisy
 	// to justify; adjust keeps the evidence for the next one.
 	thin bool
+	// wantedUp: the last decision wanted R higher, stepped or not.
+	wantedUp bool
 	// probe measures a miss when nothing misses (probe.go).
 	probe prober
-	// trial leaves the exclusive regime by measurement (trial.go).
+	// trial measures the regimes the climb cannot see (trial.go).
 	trial trial
 	// now is the time of the decision being taken (zero in tests that
 	// call decide directly).
@@ -341,6 +343,7 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 		}
 	}
 	c.thin = wanted != dir
+	c.wantedUp = wanted > 0
 	if c.thin {
 		return r
 	}
@@ -567,9 +570,14 @@ func (p *Pool) adjust() {
 		p.target.Store(math.Float64bits(r))
 		return
 	}
-	r = c.considerTrial(prev, r, alpha, decided, c.now)
+	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)
 	c.syncCompressing(p, c.now)
 	c.applyShare(p, r)
+}
+
+// resetGate starts the gate's windows anew (a regime changed under it).
+func (c *controller) resetGate() {
+	c.gateDem, c.gateHits, c.gateSkipped, c.gateConMiss = 0, 0, 0, 0
 }
 
 // applyShare makes r the wanted and applied R (auto mode).
@@ -627,6 +635,7 @@ func (c *controller) gate(p *Pool, mem memState, images int, ev evidence, skippe
 		if off {
 			p.compressing.Store(false)
 			c.gateSkipped, c.gateConMiss = 0, 0
+			c.trial.steadyN = 0 // a new regime: the steady window starts anew
 			p.opts.Logger.Info("bufferpool: compressing demotions off", "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
 		}
 		return
@@ -641,6 +650,7 @@ func (c *controller) gate(p *Pool, mem memState, images int, ev evidence, skippe
 	costHitC, costMiss, _ := c.costs()
 	if float64(c.gateConMiss)*(costMiss-costHitC) > 1.25*float64(c.gateSkipped)*c.tComp.value() {
 		p.compressing.Store(true)
+		c.trial.steadyN = 0
 		p.opts.Logger.Info("bufferpool: compressing demotions on", "misses_it_would_serve", c.gateConMiss, "t_disk", c.tDisk.v, "t_comp", c.tComp.v)
 	}
 	c.gateSkipped, c.gateConMiss = 0, 0

@@ -42,7 +42,8 @@ type Stats struct {
 	Share, TargetShare float64
 	Auto               bool
 	// Compressing: frames without an image are compressed when evicted
-	// (the controller's gate; off when those compressions do not pay).
+	// (the controller's gate; off when those compressions do not pay, and
+	// while a frames trial runs or is held: trial.go).
 	Compressing bool
 	// The controller's last inputs, in nanoseconds per decision: what a
 	// tenth of the budget more would save in each tier, and what a tenth

@@ -33,37 +33,43 @@ import (
 //     1.4× faster (docs/BENCHMARKS.md).
 //
 // An arm is tried after trialPatience decisions in a row in which it may
-// pay: the copy arm below the floor with at least half the demotions
-// compressing (exclusiveRegime), the frames arm wherever images serve at
-// least a tenth of the accesses (imagesServe) and the climb has stopped
-// raising R (climbSettled); the copy arm first when both may. The controller moves to the arm's setting, lets the pool settle for
+// pay (mayPay): the copy arm below the floor with at least half the
+// demotions compressing (exclusiveRegime); the frames arm wherever images
+// serve at least a tenth of the accesses (imagesServe), the pool is not
+// already close to frames alone, and the climb neither raised R by more
+// than climbSettled nor wanted it up; the copy arm first when both may.
+// The controller moves to the arm's setting, lets the pool settle for
 // trialSettle intervals, measures trialMeasure intervals, and keeps the
 // arm if that window beats the last trialMeasure intervals measured at
-// about the R before (within steadyDrift), themselves at least
-// trialSettle intervals after it got there (the two windows alike:
-// settled, adjacent, as long; window.beats): by accesses a second where
-// the two differ by more than trialMargin and neither has an interval
-// without accesses (what a closed loop of requests gets, and with the
-// CPUs busy the only figure not skewed by the waits for a CPU in every
-// wall time), else by the time per access (Stats.TimePerAccess's figure:
-// an open loop serves the same rate either way, and then the cheaper
-// accesses win; within trialMargin the arm is kept). A load that changes
-// its rate by more than trialMargin within the three seconds of a trial
-// can decide it; the back-offs bound what a wrong verdict costs.
+// about the R before (within steadyDrift, with demotions compressing or
+// not as then), themselves at least trialSettle intervals after it got
+// there (the two windows alike: settled, adjacent, as long;
+// window.beats): by accesses a second where the two differ by more than
+// trialMargin and neither has an interval without accesses (what a closed
+// loop of requests gets, and with the CPUs busy the only figure not
+// skewed by the waits for a CPU in every wall time), else by the time per
+// access (Stats.TimePerAccess's figure: an open loop serves the same rate
+// either way, and then the cheaper accesses win). Where the two are
+// within trialMargin of each other the copy arm is kept, the frames arm
+// is not (clearlyBeats: its hold stops the climb, which must not be held
+// where it was still finding its R). A load that changes its rate by more
+// than trialMargin within the three seconds of a trial can decide it; the
+// back-offs bound what a wrong verdict costs.
 //
 // A lost trial goes back (R, and whether demotions compressed) and its arm
 // waits trialBackoff before the next, twice as long after each loss in a
 // row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
-// as long after each keep in a row (up to maxTrialBackoff): the copy arm
-// by keeping the far view (lowerShare) and the hill climb from taking R
-// below the floor (they may still raise it, and the frames arm may be
-// tried), the frames arm by taking no decision at all and leaving the
-// gate alone (compressing demotions stay off); when that hold ends,
-// demotions compress as they did before the trial, and the climb and the
-// gate take over. The measurement outranks the model that ran into it.
-// A trial costs its three seconds and the refill after it when it loses,
-// at most once per back-off. SetShare ends a trial under way and every
-// hold.
+// as long after each keep of it in a row (up to maxTrialBackoff): the
+// copy arm by keeping the far view (lowerShare) and the hill climb from
+// taking R below the floor (they may still raise it, and the frames arm
+// may be tried), the frames arm by taking no decision at all and leaving
+// the gate alone (compressing demotions stay off). When the frames hold
+// ends, demotions stay off and R at MinShare, and the climb and the gate
+// (whose off branch brings compressions back when the misses they would
+// serve are worth it) take over from there. The measurement outranks the
+// model that ran into it. A trial costs its three seconds and, when it
+// loses, the refill after it: at most once per back-off of each arm.
+// SetShare ends a trial under way and every hold.
 //
 // Lock rules: called from adjust with the controller's mutex held.
 
@@ -192,7 +198,8 @@ type trial struct {
 	before    window  // the steady window at that R
 	intervals int     // since the jump
 	during    window  // measured in the trial's window
-	stuck     int     // decisions in a row in which an arm may pay
+	// stuck counts, per arm, the decisions in a row in which it may pay.
+	stuck [numArms]int
 	// The steady window: the last trialMeasure intervals with R within
 	// steadyDrift of steadyR, once it has held for trialSettle intervals
 	// (observeSteady).
@@ -202,8 +209,9 @@ type trial struct {
 	arms    [numArms]arm
 	// compressFrom is whether demotions compressed before the frames
 	// regime (a frames trial or its hold) switched them off;
-	// framesApplied whether it has (syncCompressing).
-	compressFrom, framesApplied bool
+	// framesApplied whether it has, framesKept whether a trial kept it
+	// (syncCompressing).
+	compressFrom, framesApplied, framesKept bool
 }
 
 // init sets the back-offs and holds of a controller that starts.
@@ -297,7 +305,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	t.active = false
 	c.pend = evidence{}
 	c.lastDir, c.step, c.floorHeld = 0, 0.05, 0
-	c.gateDem, c.gateHits = 0, 0 // the gate's window starts with the regime kept
+	c.resetGate() // the gate's windows start with the regime kept
 	a := &t.arms[t.arm]
 	won := t.during.beats(t.before)
 	if t.arm == armFrames {
@@ -309,7 +317,11 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	}
 	a.won(now)
 	if t.arm == armFrames {
-		t.arms[armCopy].keptUntil = time.Time{} // frames alone: the floor is not held
+		// Frames alone: the floor is not held, and the copy arm's keeps
+		// are no longer in a row.
+		t.arms[armCopy].keptUntil = time.Time{}
+		t.arms[armCopy].keepFor = trialBackoff
+		t.framesKept = true
 	}
 	return c.share(t.arm), true
 }
@@ -343,46 +355,60 @@ func (t *trial) end() {
 	t.framesApplied = false
 }
 
-// armFor returns the arm that may pay after a decision from prev to next
-// on evidence ev, not waiting out a back-off at now.
-func (t *trial) armFor(prev, next, alpha float64, ev evidence, now time.Time) (armKind, bool) {
-	if exclusiveRegime(math.Max(prev, next), alpha, ev) && !now.Before(t.arms[armCopy].notBefore) {
-		return armCopy, true
-	}
-	if imagesServe(ev) && next <= prev+climbSettled && !now.Before(t.arms[armFrames].notBefore) {
-		return armFrames, true
-	}
-	return 0, false
+// mayPay reports, per arm, whether it may pay after a decision from prev
+// to next on evidence ev that wanted R up (wantedUp) or not, with
+// demotions compressing (compressing) or not (see the top of this file).
+func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, compressing bool) [numArms]bool {
+	var ok [numArms]bool
+	ok[armCopy] = exclusiveRegime(math.Max(prev, next), alpha, ev)
+	// Frames alone must differ from where the pool is (a frames trial
+	// from frames alone would compare the regime with itself).
+	differs := compressing || math.Max(prev, next) > c.minShare+steadyDrift
+	ok[armFrames] = imagesServe(ev) && differs && next <= prev+climbSettled && !wantedUp
+	return ok
 }
 
 // considerTrial is called after a decision from prev to next on evidence
-// ev: it counts the decisions in a row in which an arm may pay and starts
-// a trial of it when there have been enough and the steady window is
-// full. It reports the R to apply.
-func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, now time.Time) float64 {
+// ev (which wanted R up or not, with demotions compressing or not): it
+// counts, per arm, the decisions in a row in which it may pay, and starts
+// a trial of the first arm that has had enough of them, is not waiting
+// out a back-off, and has a full steady window to be judged against. It
+// reports the R to apply.
+func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wantedUp, compressing bool, now time.Time) float64 {
 	t := &c.trial
-	a, ok := t.armFor(prev, next, alpha, ev, now)
-	if !ok {
-		t.stuck = 0
-		return next
+	ok := c.mayPay(prev, next, alpha, ev, wantedUp, compressing)
+	start := -1
+	for a := range t.arms {
+		if !ok[a] {
+			t.stuck[a] = 0
+			continue
+		}
+		t.stuck[a]++
+		if start < 0 && t.stuck[a] >= trialPatience && !now.Before(t.arms[a].notBefore) {
+			start = a
+		}
 	}
-	t.stuck++
 	before, full := t.steadyWindow()
-	if t.stuck < trialPatience || !full || before.n == 0 {
+	if start < 0 || !full || before.n == 0 {
 		return next
 	}
+	a := armKind(start)
 	t.active, t.arm, t.from, t.before = true, a, next, before
-	c.gateDem, c.gateHits = 0, 0 // the gate's window starts with the new regime
+	c.resetGate() // the gate's windows start with the new regime
 	t.intervals, t.during = 0, window{}
-	t.stuck, t.steadyN = 0, 0
+	t.stuck, t.steadyN = [numArms]int{}, 0
 	t.arms[a].tried++
-	c.adjustments++ // counted as a step (ControllerSteps); its end is not
+	if next == prev {
+		c.adjustments++ // counted as a step (ControllerSteps), unless the decision was one; its end is not
+	}
 	return c.share(a)
 }
 
 // syncCompressing switches compressing demotions off when the frames
 // regime comes into force (a frames trial starts, or is kept and held),
-// and back to what they were when it ends.
+// and back to what they were when a frames trial loses; when a kept one's
+// hold ends they stay off and the gate judges whether they should come
+// back. The steady window starts anew whenever this changes them.
 func (c *controller) syncCompressing(p *Pool, now time.Time) {
 	t := &c.trial
 	on := t.framesOnly(now)
@@ -390,8 +416,15 @@ func (c *controller) syncCompressing(p *Pool, now time.Time) {
 	case on && !t.framesApplied:
 		t.compressFrom = p.compressing.Load()
 		p.compressing.Store(false)
-	case !on && t.framesApplied:
+	case !on && t.framesApplied && !t.framesKept:
 		p.compressing.Store(t.compressFrom)
+	}
+	if on != t.framesApplied {
+		t.steadyN = 0
+		c.resetGate()
+	}
+	if !on {
+		t.framesKept = false
 	}
 	t.framesApplied = on
 }

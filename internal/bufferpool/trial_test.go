@@ -27,7 +27,7 @@ func runTrial(t *testing.T, c *controller, ev evidence, trialWin window, now tim
 	}
 	for i := 0; i < trialPatience; i++ {
 		c.trial.observeSteady(beforeWin, r)
-		next := c.considerTrial(r, r, alpha, ev, now)
+		next := c.considerTrial(r, r, alpha, ev, false, true, now)
 		if i < trialPatience-1 && next != r {
 			t.Fatalf("decision %d in the exclusive regime: R %.2f, want it held until %d", i, next, trialPatience)
 		}
@@ -89,7 +89,7 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 		r := 0.3
 		for i := 0; i < 2*trialPatience; i++ {
 			c.trial.observeSteady(beforeWin, r)
-			r = c.considerTrial(r, r, alpha, exclusiveEv, now)
+			r = c.considerTrial(r, r, alpha, exclusiveEv, false, true, now)
 		}
 		return r
 	}
@@ -99,7 +99,7 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	// A second loss in a row waits twice as long. (A decision out of the
 	// regime first, so that the next trial needs trialPatience again.)
 	later := start.Add(trialBackoff + time.Second)
-	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, later)
+	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, false, true, later)
 	if r := runTrial(t, c, exclusiveEv, slower, later); r != 0.3 {
 		t.Fatalf("second trial, slower: R %.2f, want 0.3", r)
 	}
@@ -109,7 +109,7 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	if c.trial.arms[armCopy].backoff != 4*trialBackoff {
 		t.Errorf("after two lost trials in a row: next back-off %v, want %v", c.trial.arms[armCopy].backoff, 4*trialBackoff)
 	}
-	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, later)
+	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, false, true, later)
 	if r := runTrial(t, c, exclusiveEv, faster, later.Add(2*trialBackoff+time.Second)); r != 0.95 || c.trial.arms[armCopy].kept != 1 {
 		t.Fatalf("third trial, faster: R %.2f, kept %d; want 0.95 kept", r, c.trial.arms[armCopy].kept)
 	}
@@ -121,13 +121,13 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	c = testController()
 	for i, want := range []time.Duration{1, 2, 4, 8, 16, 16} {
 		now := start.Add(time.Duration(i) * time.Hour)
-		c.considerTrial(0.5, 0.5, alpha, exclusiveEv, now)
+		c.considerTrial(0.5, 0.5, alpha, exclusiveEv, false, true, now)
 		runTrial(t, c, exclusiveEv, faster, now)
 		if got := c.trial.arms[armCopy].keptUntil.Sub(now); got != want*trialBackoff {
 			t.Errorf("kept trial %d in a row: floor held for %v, want %v", i+1, got, want*trialBackoff)
 		}
 	}
-	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, start.Add(10*time.Hour))
+	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, false, true, start.Add(10*time.Hour))
 	runTrial(t, c, exclusiveEv, slower, start.Add(10*time.Hour))
 	if c.trial.arms[armCopy].keepFor != trialBackoff {
 		t.Errorf("after a lost trial: next hold %v, want it reset to %v", c.trial.arms[armCopy].keepFor, trialBackoff)
@@ -147,7 +147,7 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 		r := tc.r
 		for i := 0; i < trialSettle+trialMeasure+2*trialPatience; i++ {
 			c.trial.observeSteady(beforeWin, r)
-			r = c.considerTrial(r, r, alpha, tc.ev, start)
+			r = c.considerTrial(r, r, alpha, tc.ev, false, true, start)
 		}
 		if r != tc.r || c.trial.active {
 			t.Errorf("R %.2f, evidence %+v: a trial started (R %.2f)", tc.r, tc.ev, r)
@@ -230,14 +230,14 @@ func TestTrialComparesSteadyWindows(t *testing.T) {
 	}
 	for i := 0; i < trialPatience; i++ {
 		c.trial.observeSteady(beforeWin, r)
-		if next := c.considerTrial(r, r, alpha, exclusiveEv, start); next != r {
+		if next := c.considerTrial(r, r, alpha, exclusiveEv, false, true, start); next != r {
 			t.Fatalf("a trial started after %d steady intervals, before the steady window was full", trialSettle+i+1)
 		}
 	}
 	for i := trialPatience; i < trialMeasure; i++ {
 		c.trial.observeSteady(beforeWin, r)
 	}
-	if r = c.considerTrial(r, r, alpha, exclusiveEv, start); r != 0.95 {
+	if r = c.considerTrial(r, r, alpha, exclusiveEv, false, true, start); r != 0.95 {
 		t.Fatalf("steady window full after %d decisions in the exclusive regime: R %.2f, want a trial", trialPatience, r)
 	}
 	if c.trial.before != (window{cost: 10 * beforeWin.cost, n: 10 * beforeWin.n, wall: 10 * beforeWin.wall}) {
@@ -309,7 +309,7 @@ func TestTrialDespiteWanderingClimb(t *testing.T) {
 	for i := 0; i < trialSettle+trialMeasure+trialPatience; i++ {
 		c.trial.observeSteady(beforeWin, r)
 		next := 0.12 + 0.02*float64(i%3) // 0.12, 0.14, 0.16, 0.12, ...
-		if got := c.considerTrial(r, next, alpha, exclusiveEv, time.Unix(1000, 0)); got == 0.95 {
+		if got := c.considerTrial(r, next, alpha, exclusiveEv, false, true, time.Unix(1000, 0)); got == 0.95 {
 			return
 		}
 		r = next

@@ -1,0 +1,278 @@
+package bufferpool
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// copyEv is a decision's evidence in the copy regime: pages keep their
+// read images (no demotion compresses) and images serve 30% of the
+// accesses.
+var copyEv = evidence{hitsU: 600, hitsC: 300, misses: 100, frameEvictions: 100, demotions: 100}
+
+// startFramesTrial drives controller c through the steady window at R r
+// and trialPatience decisions from r to r+step on evidence ev (which
+// wanted R up or not), with demotions compressing, and reports the R
+// after the last decision.
+func startFramesTrial(c *controller, r, step float64, wantedUp bool, ev evidence, now time.Time) float64 {
+	const alpha = 0.5
+	for i := 0; i < trialSettle+trialMeasure; i++ {
+		c.trial.observeSteady(beforeWin, r)
+	}
+	next := r
+	for i := 0; i < trialPatience; i++ {
+		c.trial.observeSteady(beforeWin, r)
+		if next = c.considerTrial(r, r+step, alpha, ev, wantedUp, true, now); c.trial.active {
+			break
+		}
+	}
+	return next
+}
+
+// finishTrial feeds the running trial win every interval until it ends
+// and returns the R it leaves.
+func finishTrial(t *testing.T, c *controller, win window, now time.Time) float64 {
+	t.Helper()
+	for i := 0; i < 2*(trialSettle+trialMeasure); i++ {
+		r, ran := c.observeTrial(win, now)
+		if !ran {
+			t.Fatal("no trial ran")
+		}
+		if !c.trial.active {
+			return r
+		}
+		if r != c.minShare {
+			t.Fatalf("interval %d of a frames trial: R %.2f, want MinShare %.2f", i, r, c.minShare)
+		}
+	}
+	t.Fatal("the trial did not end")
+	return 0
+}
+
+// TestFramesTrialLeavesImages: where images serve a tenth of the accesses
+// or more and the climb has settled, the controller tries frames alone (R
+// = MinShare, no compressing demotion; JSON events at 0.5× with 16 KiB
+// pages ran 1.4× faster so than at the R 0.95 the climb kept), keeps
+// them only when they clearly win, and holds them: no decision until the
+// hold ends. A tie, a climb still raising R, or images that serve little
+// start no trial, or keep none.
+func TestFramesTrialLeavesImages(t *testing.T) {
+	start := time.Unix(1000, 0)
+	c := testController()
+	if r := startFramesTrial(c, 0.9, 0, false, copyEv, start); r != c.minShare || !c.trial.active || c.trial.arm != armFrames {
+		t.Fatalf("copy regime, images serving 30%%, climb settled: R %.2f, trial %v arm %d; want a frames trial at %.2f", r, c.trial.active, c.trial.arm, c.minShare)
+	}
+	if !c.trial.framesOnly(start) {
+		t.Fatal("a frames trial runs: want the frames regime in force (no compressing demotion)")
+	}
+	faster := window{cost: 150e3, n: 1300, wall: 100e6} // 1.3× the rate, each access slower by wall time
+	if r := finishTrial(t, c, faster, start); r != c.minShare || c.trial.arms[armFrames].kept != 1 {
+		t.Fatalf("frames 1.3× faster: R %.2f after the trial, kept %d; want MinShare kept", r, c.trial.arms[armFrames].kept)
+	}
+	if !c.trial.framesHeld(start.Add(trialBackoff-time.Second)) || c.trial.framesHeld(start.Add(trialBackoff)) {
+		t.Error("after a kept frames trial: want frames alone held for trialBackoff, then released")
+	}
+	if !c.trial.framesOnly(start.Add(time.Second)) || c.trial.framesOnly(start.Add(2*trialBackoff)) {
+		t.Error("framesOnly after a kept frames trial: want it within the hold only")
+	}
+
+	// A tie (same rate, same time per access) keeps the R before and
+	// waits out the back-off.
+	c = testController()
+	startFramesTrial(c, 0.9, 0, false, copyEv, start)
+	if r := finishTrial(t, c, beforeWin, start); r != 0.9 || c.trial.arms[armFrames].kept != 0 {
+		t.Fatalf("frames alone as fast as R 0.9: R %.2f after the trial, want back to 0.9", r)
+	}
+	if c.trial.framesOnly(start) {
+		t.Error("after a lost frames trial: the frames regime is still in force")
+	}
+	if r := startFramesTrial(c, 0.9, 0, false, copyEv, start.Add(trialBackoff/2)); c.trial.active || r != 0.9 {
+		t.Fatalf("within the back-off after a lost frames trial: R %.2f, trial %v; want none", r, c.trial.active)
+	}
+	if startFramesTrial(c, 0.9, 0, false, copyEv, start.Add(trialBackoff+time.Second)); !c.trial.active {
+		t.Fatal("after the back-off: want a new frames trial")
+	}
+
+	for _, tc := range []struct {
+		name     string
+		step     float64
+		wantedUp bool
+		ev       evidence
+	}{
+		{"the climb raising R", 0.05, false, copyEv},
+		{"the climb wanting R up, on evidence too thin to step", 0, true, copyEv},
+		{"images serving 5%", 0, false, evidence{hitsU: 900, hitsC: 50, misses: 50, frameEvictions: 100, demotions: 100}},
+		{"no access", 0, false, evidence{}},
+	} {
+		c := testController()
+		if r := startFramesTrial(c, 0.5, tc.step, tc.wantedUp, tc.ev, start); c.trial.active {
+			t.Errorf("%s: a trial started (R %.2f)", tc.name, r)
+		}
+		if tc.ev.accesses() > 0 && c.trial.stuck[armFrames] != 0 {
+			t.Errorf("%s: %d decisions counted towards a frames trial, want none", tc.name, c.trial.stuck[armFrames])
+		}
+	}
+	// Already close to frames alone (R at MinShare, compressions off): a
+	// trial would compare the regime with itself.
+	c = testController()
+	for i := 0; i < trialSettle+trialMeasure+2*trialPatience; i++ {
+		c.trial.observeSteady(beforeWin, c.minShare)
+		c.considerTrial(c.minShare, c.minShare, 0.5, copyEv, false, false, start)
+	}
+	if c.trial.active {
+		t.Error("at MinShare with compressions off: a frames trial started")
+	}
+}
+
+// TestFramesTrialClearWin: the frames arm is kept only on a clear win: a
+// rate higher by more than trialMargin, or, where the rates tie (or a
+// window was idle), a time per access lower by more than trialMargin. A
+// tie, which keeps the copy arm, does not keep it.
+func TestFramesTrialClearWin(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		during window
+		want   bool
+	}{
+		{"more accesses a second, each slower by wall time", window{cost: 150e3, n: 1300, wall: 100e6}, true},
+		{"fewer accesses a second, each faster by wall time", window{cost: 50e3, n: 800, wall: 100e6}, false},
+		{"same rate, faster per access by 10%", window{cost: 90e3, n: 1000, wall: 100e6}, true},
+		{"same rate, faster per access by 3%", window{cost: 97e3, n: 1000, wall: 100e6}, false},
+		{"same rate and time per access", beforeWin, false},
+		{"an idle interval, faster per access by 10%", window{cost: 90e3, n: 1000, wall: 100e6, idle: 1}, true},
+		{"no accesses", window{wall: 100e6}, false},
+	} {
+		if got := tc.during.clearlyBeats(beforeWin); got != tc.want {
+			t.Errorf("%s: clearlyBeats %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !beforeWin.beats(beforeWin) || beforeWin.clearlyBeats(beforeWin) {
+		t.Error("a tie: want beats (the copy arm kept) and not clearlyBeats")
+	}
+}
+
+// TestFramesTrialEndsCopyHold: where both arms may pay (below the floor,
+// every demotion compressing, images serving 30%) the copy arm is tried
+// first; when it loses, the frames arm is tried within the copy arm's
+// back-off. A kept copy trial holds the floor, and a frames trial kept
+// after it ends that hold (R is at MinShare on purpose).
+func TestFramesTrialEndsCopyHold(t *testing.T) {
+	const alpha = 0.5
+	start := time.Unix(1000, 0)
+	both := evidence{hitsU: 600, hitsC: 300, misses: 100, frameEvictions: 100, demotions: 100, compressions: 100}
+	c := testController()
+	if startFramesTrial(c, 0.3, 0, false, both, start); !c.trial.active || c.trial.arm != armCopy {
+		t.Fatal("exclusive regime, images serving 30%: want the copy arm first")
+	}
+	for c.trial.active {
+		c.observeTrial(window{cost: 150e3, n: 1000, wall: 100e6}, start) // slower: lost
+	}
+	if r := startFramesTrial(c, 0.3, 0, false, both, start.Add(time.Second)); !c.trial.active || c.trial.arm != armFrames || r != c.minShare {
+		t.Fatalf("after a lost copy trial, within its back-off: R %.2f, trial %v arm %d; want a frames trial", r, c.trial.active, c.trial.arm)
+	}
+
+	c = testController()
+	if r := startFramesTrial(c, 0.3, 0, false, both, start); !c.trial.active || c.trial.arm != armCopy || r != 1-c.minShare {
+		t.Fatalf("exclusive regime, images serving 30%%: R %.2f, arm %d; want the copy arm first", r, c.trial.arm)
+	}
+	for c.trial.active {
+		c.observeTrial(window{cost: 60e3, n: 1000, wall: 100e6}, start)
+	}
+	if !c.trial.holding(start) {
+		t.Fatal("a kept copy trial does not hold the floor")
+	}
+	if startFramesTrial(c, 0.95, 0, false, copyEv, start); !c.trial.active || c.trial.arm != armFrames {
+		t.Fatal("copy regime after a kept copy trial: want a frames trial")
+	}
+	finishTrial(t, c, window{cost: 150e3, n: 1300, wall: 100e6}, start)
+	if c.trial.holdsFloor(c.minShare, alpha, start) || !c.trial.framesHeld(start) {
+		t.Error("after a kept frames trial: want the frames hold, not the copy hold")
+	}
+}
+
+// TestFramesTrialSwitchesCompressionInPool drives a pool's own adjust
+// through frames trials: compressing demotions go off with the trial. A
+// lost one gives them back as they were before it (on or off) with the R
+// before it; a kept one keeps them off through its hold, in which the
+// controller gathers no evidence and takes no step, and after it (the
+// gate judges from there); SetShare ends a hold at once.
+func TestFramesTrialSwitchesCompressionInPool(t *testing.T) {
+	p, n := simPool(t, 2, hotSetBudget, -1, 0, func(o *Options) { o.ControllerInterval = time.Hour })
+	rng := rand.New(rand.NewPCG(7, 8))
+	c := &p.ctl
+	read := func() {
+		for i := 0; i < 200; i++ {
+			readSimPage(t, p, PageID(rng.Uint64N(n)))
+		}
+	}
+	// runTrial runs a frames trial from R 0.9 judged against before,
+	// with demotions compressing or not before it.
+	runTrial := func(before window, compressing bool) {
+		t.Helper()
+		read()
+		p.compressing.Store(compressing)
+		c.mu.Lock()
+		c.warm = true
+		c.trial.active, c.trial.arm, c.trial.from, c.trial.before = true, armFrames, 0.9, before
+		c.trial.intervals, c.trial.during = 0, window{}
+		c.trial.arms[armFrames].tried++
+		c.mu.Unlock()
+		p.adjust()
+		if p.compressing.Load() || p.Share() != p.opts.MinShare {
+			t.Fatalf("during a frames trial: compressing %v, R %.2f; want off at MinShare", p.compressing.Load(), p.Share())
+		}
+		for c.trial.active {
+			read()
+			p.adjust()
+		}
+	}
+	slow := window{cost: 1e12, n: 1, wall: 1e9} // one access a second: any trial beats it
+	fast := window{cost: 1, n: 1e12, wall: 1e9} // no trial beats it
+	for _, was := range []bool{true, false} {
+		runTrial(fast, was)
+		if p.compressing.Load() != was || p.Share() != 0.9 {
+			t.Fatalf("a lost frames trial, compressing %v before: compressing %v, R %.2f after; want as before, R 0.9", was, p.compressing.Load(), p.Share())
+		}
+	}
+	runTrial(slow, true)
+	st := p.Stats()
+	if st.FramesTrialsKept != 1 || st.FramesTrials != 3 {
+		t.Fatalf("frames trials %d, kept %d; want 3, 1 kept", st.FramesTrials, st.FramesTrialsKept)
+	}
+	steps := st.ControllerSteps
+	// decided: whether adjust decided or gathered evidence for a decision
+	// (decide sets lastLossU).
+	decided := func() bool {
+		c.mu.Lock()
+		c.lastLossU = -1
+		c.mu.Unlock()
+		read()
+		p.adjust()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.lastLossU >= 0 || c.pend.accesses() > 0
+	}
+	for i := 0; i < 20; i++ {
+		if decided() {
+			t.Fatal("within the hold: the controller decided, or gathered evidence for a decision")
+		}
+	}
+	if st := p.Stats(); p.compressing.Load() || st.Share != p.opts.MinShare || st.ControllerSteps != steps {
+		t.Fatalf("within the hold: compressing %v, R %.2f, %d steps; want off, MinShare, none", p.compressing.Load(), st.Share, st.ControllerSteps-steps)
+	}
+	c.mu.Lock()
+	c.trial.arms[armFrames].keptUntil = time.Now().Add(-time.Second)
+	c.mu.Unlock()
+	if !decided() || p.compressing.Load() {
+		t.Fatalf("the hold ended: compressing %v; want off, and the controller deciding again", p.compressing.Load())
+	}
+	c.mu.Lock()
+	c.trial.arms[armFrames].keptUntil = time.Now().Add(time.Hour)
+	c.mu.Unlock()
+	p.adjust()
+	p.SetShare(0.5)
+	if c.trial.framesHeld(time.Now()) || !p.compressing.Load() {
+		t.Fatal("SetShare: want the hold ended and compressing demotions on")
+	}
+}
