@@ -59,10 +59,10 @@ import (
 // above it, and anywhere it cannot see what frames alone would do; trials
 // (trial.go) measure both, and hold what they keep for a while.
 //
-// Nothing is decided and the gate judges nothing during the warm-up
-// (warmedUp): until the memory is full and the frames have turned over,
-// the costs and hits are those of a pool filling up, not of its steady
-// state.
+// Nothing is decided and the gate judges nothing during a trial or a
+// kept frames trial's hold (trial.go), nor during the warm-up (warmedUp):
+// until the memory is full and the frames have turned over, the costs and
+// hits are those of a pool filling up, not of its steady state.
 //
 // The gate (auto mode only): once memory is full and the images have
 // turned over, if the hits on images that compressing demotions made saved
@@ -272,7 +272,7 @@ func (c *controller) costs() (hitC, miss float64, whole bool) {
 // the images' actual share of the memory (usage), α (mean image size over
 // the page size) and the evidence (see the top of this file).
 func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) float64 {
-	c.thin = false
+	c.thin, c.wantedUp = false, false
 	costHitC, costMiss, _ := c.costs()
 	saveMiss := costMiss - costHitC // an image hit instead of a miss
 	tComp := c.tComp.value()
@@ -570,7 +570,11 @@ func (p *Pool) adjust() {
 		p.target.Store(math.Float64bits(r))
 		return
 	}
+	tried := c.trial.tried()
 	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)
+	if c.trial.tried() > tried && c.adjustments == steps {
+		c.adjustments++ // a trial is a step (ControllerSteps), once; its end is not
+	}
 	c.syncCompressing(p, c.now)
 	c.applyShare(p, r)
 }

@@ -100,7 +100,7 @@ func TestFramesTrialLeavesImages(t *testing.T) {
 		wantedUp bool
 		ev       evidence
 	}{
-		{"the climb raising R", 0.05, false, copyEv},
+		{"the climb raising R", 0.05, true, copyEv},
 		{"the climb wanting R up, on evidence too thin to step", 0, true, copyEv},
 		{"images serving 5%", 0, false, evidence{hitsU: 900, hitsC: 50, misses: 50, frameEvictions: 100, demotions: 100}},
 		{"no access", 0, false, evidence{}},
@@ -109,9 +109,19 @@ func TestFramesTrialLeavesImages(t *testing.T) {
 		if r := startFramesTrial(c, 0.5, tc.step, tc.wantedUp, tc.ev, start); c.trial.active {
 			t.Errorf("%s: a trial started (R %.2f)", tc.name, r)
 		}
-		if tc.ev.accesses() > 0 && c.trial.stuck[armFrames] != 0 {
+		if c.trial.stuck[armFrames] != 0 {
 			t.Errorf("%s: %d decisions counted towards a frames trial, want none", tc.name, c.trial.stuck[armFrames])
 		}
+	}
+	// Compressions off (the gate's), R well above MinShare: frames alone
+	// differ, and are tried.
+	c = testController()
+	for i := 0; i < trialSettle+trialMeasure+trialPatience && !c.trial.active; i++ {
+		c.trial.observeSteady(beforeWin, 0.5)
+		c.considerTrial(0.5, 0.5, 0.5, copyEv, false, false, start)
+	}
+	if !c.trial.active || c.trial.arm != armFrames {
+		t.Error("R 0.5, compressions off, images serving 30%: want a frames trial")
 	}
 	// Already close to frames alone (R at MinShare, compressions off): a
 	// trial would compare the regime with itself.
@@ -141,6 +151,8 @@ func TestFramesTrialClearWin(t *testing.T) {
 		{"same rate, faster per access by 3%", window{cost: 97e3, n: 1000, wall: 100e6}, false},
 		{"same rate and time per access", beforeWin, false},
 		{"an idle interval, faster per access by 10%", window{cost: 90e3, n: 1000, wall: 100e6, idle: 1}, true},
+		// An idle interval: the rate measures the load, not the pool.
+		{"an idle interval, more accesses a second, each slower", window{cost: 150e3, n: 1300, wall: 100e6, idle: 1}, false},
 		{"no accesses", window{wall: 100e6}, false},
 	} {
 		if got := tc.during.clearlyBeats(beforeWin); got != tc.want {
@@ -274,5 +286,19 @@ func TestFramesTrialSwitchesCompressionInPool(t *testing.T) {
 	p.SetShare(0.5)
 	if c.trial.framesHeld(time.Now()) || !p.compressing.Load() {
 		t.Fatal("SetShare: want the hold ended and compressing demotions on")
+	}
+}
+
+// TestDecisionReportsWantedUp: a decision records whether it wanted R up
+// (the frames arm waits while it does), whether it stepped or not, and a
+// decision that wants R down clears it.
+func TestDecisionReportsWantedUp(t *testing.T) {
+	const alpha = 0.5
+	c := testController()
+	if r := c.decide(0.5, 0.5, alpha, fullMem, ghosts(0, 200)); r <= 0.5 || !c.wantedUp {
+		t.Fatalf("the compressed ghost winning: R %.2f, wantedUp %v; want up, and wantedUp", r, c.wantedUp)
+	}
+	if r := c.decide(0.5, 0.5, alpha, fullMem, ghosts(200, 0)); r >= 0.5 || c.wantedUp {
+		t.Fatalf("the frames' ghost winning: R %.2f, wantedUp %v; want down, and not wantedUp", r, c.wantedUp)
 	}
 }

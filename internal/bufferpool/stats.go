@@ -43,7 +43,8 @@ type Stats struct {
 	Auto               bool
 	// Compressing: frames without an image are compressed when evicted
 	// (the controller's gate; off when those compressions do not pay, and
-	// while a frames trial runs or is held: trial.go).
+	// from a frames trial's start until the gate brings them back after a
+	// kept one's hold, or the trial loses: trial.go).
 	Compressing bool
 	// The controller's last inputs, in nanoseconds per decision: what a
 	// tenth of the budget more would save in each tier, and what a tenth
@@ -186,8 +187,8 @@ func (p *Pool) Stats() Stats {
 	st.ControllerSteps = c.adjustments
 	st.ControllerJumps = c.jumps
 	st.MissProbes = c.probe.n
+	st.ControllerTrials = c.trial.tried()
 	for _, a := range c.trial.arms {
-		st.ControllerTrials += a.tried
 		st.TrialsKept += a.kept
 	}
 	st.FramesTrials, st.FramesTrialsKept = c.trial.arms[armFrames].tried, c.trial.arms[armFrames].kept

@@ -36,8 +36,12 @@ import (
 // pay (mayPay): the copy arm below the floor with at least half the
 // demotions compressing (exclusiveRegime); the frames arm wherever images
 // serve at least a tenth of the accesses (imagesServe), the pool is not
-// already close to frames alone, and the climb neither raised R by more
-// than climbSettled nor wanted it up; the copy arm first when both may.
+// already close to frames alone, and the climb did not want R up (a climb
+// still raising R is still finding where images pay: a cold pool read
+// uniformly, data twice the budget, had its frames arm beat R 0.37 on the
+// climb's way up to 0.95, which reads 1.3× faster than frames alone).
+// When both reach their patience in the same decision and neither waits
+// out a back-off, the copy arm goes first.
 // The controller moves to the arm's setting, lets the pool settle for
 // trialSettle intervals, measures trialMeasure intervals, and keeps the
 // arm if that window beats the last trialMeasure intervals measured at
@@ -53,7 +57,7 @@ import (
 // within trialMargin of each other the copy arm is kept, the frames arm
 // is not (clearlyBeats: its hold stops the climb, which must not be held
 // where it was still finding its R). A load that changes its rate by more
-// than trialMargin within the three seconds of a trial can decide it; the
+// than trialMargin within the two seconds of a trial can decide it; the
 // back-offs bound what a wrong verdict costs.
 //
 // A lost trial goes back (R, and whether demotions compressed) and its arm
@@ -64,10 +68,16 @@ import (
 // taking R below the floor (they may still raise it, and the frames arm
 // may be tried), the frames arm by taking no decision at all and leaving
 // the gate alone (compressing demotions stay off). When the frames hold
-// ends, demotions stay off and R at MinShare, and the climb and the gate
-// (whose off branch brings compressions back when the misses they would
-// serve are worth it) take over from there. The measurement outranks the
-// model that ran into it. A trial costs its three seconds and, when it
+// ends, demotions stay off and R at MinShare, where neither the climb
+// (no image is made, so no image gains or loses) nor an arm (no
+// compression; frames alone already) can move: the gate's off branch is
+// the way out, bringing compressions back when the misses they would
+// serve are worth 1.25× what they cost; from there the climb and the copy
+// arm act again, and the frames arm after them, its next keep held twice
+// as long. The measurement outranks the model that ran into it, for a
+// while. No decision is taken and the gate judges nothing while a trial
+// runs (its windows start anew at both ends). A trial costs its
+// trialSettle + trialMeasure intervals (2 s by default) and, when it
 // loses, the refill after it: at most once per back-off of each arm.
 // SetShare ends a trial under way and every hold.
 //
@@ -175,6 +185,14 @@ type arm struct {
 	kept      int64 // those that kept the arm
 }
 
+// tried is the number of trials started, of every arm.
+func (t *trial) tried() (n int64) {
+	for _, a := range t.arms {
+		n += a.tried
+	}
+	return n
+}
+
 // lost records a trial of the arm that lost at now.
 func (a *arm) lost(now time.Time) {
 	a.notBefore = now.Add(a.backoff)
@@ -270,14 +288,6 @@ func imagesServe(ev evidence) bool {
 	return n > 0 && float64(ev.hitsC) >= imageServeShare*float64(n)
 }
 
-// climbSettled is the largest step up after which the frames arm may
-// still be tried: a climb that raises R by more is still finding where
-// images pay, and the steady window at its R is not the regime the
-// frames arm would be compared with (a cold pool read uniformly, data
-// twice the budget: the frames arm beat R 0.37 on its way up to 0.95,
-// which reads 1.3× faster than frames alone, and was kept).
-const climbSettled = 0.02
-
 // share is the R that arm a runs at.
 func (c *controller) share(a armKind) float64 {
 	if a == armFrames {
@@ -364,7 +374,7 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// Frames alone must differ from where the pool is (a frames trial
 	// from frames alone would compare the regime with itself).
 	differs := compressing || math.Max(prev, next) > c.minShare+steadyDrift
-	ok[armFrames] = imagesServe(ev) && differs && next <= prev+climbSettled && !wantedUp
+	ok[armFrames] = imagesServe(ev) && differs && !wantedUp
 	return ok
 }
 
@@ -398,9 +408,6 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 	t.intervals, t.during = 0, window{}
 	t.stuck, t.steadyN = [numArms]int{}, 0
 	t.arms[a].tried++
-	if next == prev {
-		c.adjustments++ // counted as a step (ControllerSteps), unless the decision was one; its end is not
-	}
 	return c.share(a)
 }
 
@@ -408,7 +415,8 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 // regime comes into force (a frames trial starts, or is kept and held),
 // and back to what they were when a frames trial loses; when a kept one's
 // hold ends they stay off and the gate judges whether they should come
-// back. The steady window starts anew whenever this changes them.
+// back. The steady window and the gate's windows start anew whenever the
+// frames regime starts or ends.
 func (c *controller) syncCompressing(p *Pool, now time.Time) {
 	t := &c.trial
 	on := t.framesOnly(now)
