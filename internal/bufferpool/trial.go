@@ -121,42 +121,48 @@ func (w window) rate() float64 {
 	return w.n / w.wall * 1e9
 }
 
+// byRate compares the rates of w (the trial's) and before where both
+// windows were busy throughout and the rates differ by more than
+// trialMargin: decided, and whether w's is the higher.
+func (w window) byRate(before window) (higher, decided bool) {
+	rb, ra := before.rate(), w.rate()
+	if rb <= 0 || ra <= 0 || w.idle != 0 || before.idle != 0 {
+		return false, false
+	}
+	switch {
+	case ra > rb*(1+trialMargin):
+		return true, true
+	case ra < rb*(1-trialMargin):
+		return false, true
+	}
+	return false, false
+}
+
 // beats reports whether window w (the trial's) beats before (see the top
-// of this file): by rate where the rates differ by more than trialMargin
-// and both windows were busy throughout, else by time per access, by
-// which a tie keeps the trial's R (it is no more than trialMargin worse).
+// of this file): by rate (byRate), else by time per access, by which a
+// tie keeps the trial's R (it is no more than trialMargin worse).
 func (w window) beats(before window) bool {
 	if w.n <= 0 {
 		return false
 	}
-	if rb, ra := before.rate(), w.rate(); rb > 0 && ra > 0 && w.idle == 0 && before.idle == 0 {
-		switch {
-		case ra > rb*(1+trialMargin):
-			return true
-		case ra < rb*(1-trialMargin):
-			return false
-		}
+	if higher, decided := w.byRate(before); decided {
+		return higher
 	}
 	return w.perAccess() <= before.perAccess()*(1+trialMargin)
 }
 
-// clearlyBeats is beats without the tie: by rate as beats, else by a time
-// per access lower by more than trialMargin. The frames arm, whose hold
-// stops the climb and the gate, must win so (a cold pool read uniformly,
-// data twice the budget, the climb at R 0.37 with compressions off on
-// its way to 0.95: frames alone tied there, were kept, and held the pool
-// at 1.3× R = 0.95's time per read).
+// clearlyBeats is beats without the tie: by rate, else by a time per
+// access lower by more than trialMargin. The frames arm, whose hold stops
+// the climb and the gate, must win so (a cold pool read uniformly, data
+// twice the budget, the climb at R 0.37 with compressions off on its way
+// to 0.95: frames alone tied there, were kept, and held the pool at 1.3×
+// R = 0.95's time per read).
 func (w window) clearlyBeats(before window) bool {
 	if w.n <= 0 {
 		return false
 	}
-	if rb, ra := before.rate(), w.rate(); rb > 0 && ra > 0 && w.idle == 0 && before.idle == 0 {
-		switch {
-		case ra > rb*(1+trialMargin):
-			return true
-		case ra < rb*(1-trialMargin):
-			return false
-		}
+	if higher, decided := w.byRate(before); decided {
+		return higher
 	}
 	return w.perAccess() < before.perAccess()*(1-trialMargin)
 }
