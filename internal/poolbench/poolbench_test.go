@@ -27,7 +27,8 @@ func TestControllerFastDeviceSlowCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s: %v; trace %.2f", FastDeviceSlowCodec.Name, res, res.ShareTrace)
+	t.Logf("%s: %v; trace %.2f; trials %d (kept %d; frames alone %d, kept %d), compressing %v", FastDeviceSlowCodec.Name, res, res.ShareTrace,
+		res.Pool.ControllerTrials, res.Pool.TrialsKept, res.Pool.FramesTrials, res.Pool.FramesTrialsKept, res.Pool.Compressing)
 	if res.Share > 0.25 {
 		t.Fatalf("fast device + slow codec: R = %.2f, want ≤ 0.25 (T_disk %v, T_decom %v, T_comp %v)", res.Share, res.Pool.TDiskRead, res.Pool.TDecom, res.Pool.TComp)
 	}
