@@ -35,7 +35,7 @@ func TestControllerWarmsUpFromColdPool(t *testing.T) {
 	ph := phase{before: p.Stats()}
 	readUniform(t, p, n, rng, 20000)
 	ph.after = p.Stats()
-	t.Logf("%v; R trace %.2f; compressing %v, T_comp %v, T_miss %v, T_hit %v", ph, trace, ph.after.Compressing, ph.after.TComp, ph.after.TMiss, ph.after.TImageHit)
+	t.Logf("%v; R trace %.2f; compressing %v, T_comp %v, T_miss %v, T_hit %v; trials %d (kept %d; frames alone %d, kept %d), jumps %d", ph, trace, ph.after.Compressing, ph.after.TComp, ph.after.TMiss, ph.after.TImageHit, ph.after.ControllerTrials, ph.after.TrialsKept, ph.after.FramesTrials, ph.after.FramesTrialsKept, ph.after.ControllerJumps)
 	if r := p.Share(); r < 0.6 {
 		t.Errorf("data twice the budget, read uniformly, pages keeping their read images: R = %.2f, want ≥ 0.6 (trace %.2f)", r, trace)
 	}

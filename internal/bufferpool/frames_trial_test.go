@@ -54,7 +54,7 @@ func finishTrial(t *testing.T, c *controller, win window, now time.Time) float64
 // or more and the climb has settled, the controller tries frames alone (R
 // = MinShare, no compressing demotion; JSON events at 0.5× with 16 KiB
 // pages ran 1.4× faster so than at the R 0.95 the climb kept), keeps
-// them only when they clearly win, and holds them: no decision until the
+// them only when they clearly win twice in a row, and holds them: no decision until the
 // hold ends. A tie, a climb still raising R, or images that serve little
 // start no trial, or keep none.
 func TestFramesTrialLeavesImages(t *testing.T) {
@@ -67,8 +67,16 @@ func TestFramesTrialLeavesImages(t *testing.T) {
 		t.Fatal("a frames trial runs: want the frames regime in force (no compressing demotion)")
 	}
 	faster := window{cost: 150e3, n: 1300, wall: 100e6} // 1.3× the rate, each access slower by wall time
+	// A first clear win goes back, and is tried again at once (no
+	// back-off); the second keeps frames alone.
+	if r := finishTrial(t, c, faster, start); r != 0.9 || c.trial.arms[armFrames].kept != 0 || c.trial.framesOnly(start) {
+		t.Fatalf("frames 1.3× faster, first trial: R %.2f after it, kept %d, frames regime %v; want back to 0.9, none kept", r, c.trial.arms[armFrames].kept, c.trial.framesOnly(start))
+	}
+	if r := startFramesTrial(c, 0.9, 0, false, copyEv, start.Add(time.Second)); r != c.minShare || !c.trial.active {
+		t.Fatalf("after a first win: R %.2f, trial %v; want the confirming trial at once", r, c.trial.active)
+	}
 	if r := finishTrial(t, c, faster, start); r != c.minShare || c.trial.arms[armFrames].kept != 1 {
-		t.Fatalf("frames 1.3× faster: R %.2f after the trial, kept %d; want MinShare kept", r, c.trial.arms[armFrames].kept)
+		t.Fatalf("frames 1.3× faster twice: R %.2f after the trial, kept %d; want MinShare kept", r, c.trial.arms[armFrames].kept)
 	}
 	if !c.trial.framesHeld(start.Add(trialBackoff-time.Second)) || c.trial.framesHeld(start.Add(trialBackoff)) {
 		t.Error("after a kept frames trial: want frames alone held for trialBackoff, then released")
@@ -77,12 +85,14 @@ func TestFramesTrialLeavesImages(t *testing.T) {
 		t.Error("framesOnly after a kept frames trial: want it within the hold only")
 	}
 
-	// A tie (same rate, same time per access) keeps the R before and
-	// waits out the back-off.
+	// A tie (same rate, same time per access) after a first win keeps
+	// the R before and waits out the back-off.
 	c = testController()
 	startFramesTrial(c, 0.9, 0, false, copyEv, start)
+	finishTrial(t, c, faster, start)
+	startFramesTrial(c, 0.9, 0, false, copyEv, start)
 	if r := finishTrial(t, c, beforeWin, start); r != 0.9 || c.trial.arms[armFrames].kept != 0 {
-		t.Fatalf("frames alone as fast as R 0.9: R %.2f after the trial, want back to 0.9", r)
+		t.Fatalf("frames alone faster, then as fast as R 0.9: R %.2f after the trial, want back to 0.9", r)
 	}
 	if c.trial.framesOnly(start) {
 		t.Error("after a lost frames trial: the frames regime is still in force")
@@ -92,6 +102,9 @@ func TestFramesTrialLeavesImages(t *testing.T) {
 	}
 	if startFramesTrial(c, 0.9, 0, false, copyEv, start.Add(trialBackoff+time.Second)); !c.trial.active {
 		t.Fatal("after the back-off: want a new frames trial")
+	}
+	if r := finishTrial(t, c, faster, start.Add(trialBackoff+time.Second)); r != 0.9 || c.trial.arms[armFrames].kept != 0 {
+		t.Fatalf("a win after a lost confirmation: R %.2f, kept %d; want it confirmed before it is kept", r, c.trial.arms[armFrames].kept)
 	}
 
 	for _, tc := range []struct {
@@ -198,6 +211,11 @@ func TestFramesTrialEndsCopyHold(t *testing.T) {
 		t.Fatal("copy regime after a kept copy trial: want a frames trial")
 	}
 	finishTrial(t, c, window{cost: 150e3, n: 1300, wall: 100e6}, start)
+	if !c.trial.holding(start) {
+		t.Fatal("a first frames win (not yet kept) ended the copy hold")
+	}
+	startFramesTrial(c, 0.95, 0, false, copyEv, start)
+	finishTrial(t, c, window{cost: 150e3, n: 1300, wall: 100e6}, start)
 	if c.trial.holdsFloor(c.minShare, alpha, start) || !c.trial.framesHeld(start) {
 		t.Error("after a kept frames trial: want the frames hold, not the copy hold")
 	}
@@ -248,9 +266,13 @@ func TestFramesTrialSwitchesCompressionInPool(t *testing.T) {
 		}
 	}
 	runTrial(slow, true)
+	if !p.compressing.Load() || p.Share() != 0.9 {
+		t.Fatalf("a first won frames trial: compressing %v, R %.2f after it; want on, R 0.9 (it is confirmed before it is kept)", p.compressing.Load(), p.Share())
+	}
+	runTrial(slow, true)
 	st := p.Stats()
-	if st.FramesTrialsKept != 1 || st.FramesTrials != 3 {
-		t.Fatalf("frames trials %d, kept %d; want 3, 1 kept", st.FramesTrials, st.FramesTrialsKept)
+	if st.FramesTrialsKept != 1 || st.FramesTrials != 4 {
+		t.Fatalf("frames trials %d, kept %d; want 4, 1 kept", st.FramesTrials, st.FramesTrialsKept)
 	}
 	steps := st.ControllerSteps
 	// decided: whether adjust decided or gathered evidence for a decision

@@ -34,7 +34,8 @@ import (
 //
 // An arm is tried after trialPatience decisions in a row in which it may
 // pay (mayPay): the copy arm below the floor with at least half the
-// demotions compressing (exclusiveRegime); the frames arm wherever images
+// demotions compressing (exclusiveRegime), or with compressing demotions
+// off where images would serve misses and pay (copyMayPay); the frames arm wherever images
 // serve at least a tenth of the accesses (imagesServe), the pool is not
 // already close to frames alone, and the climb did not want R up (a climb
 // still raising R is still finding where images pay: a cold pool read
@@ -56,7 +57,14 @@ import (
 // either way, and then the cheaper accesses win). Where the two are
 // within trialMargin of each other the copy arm is kept, the frames arm
 // is not (clearlyBeats: its hold stops the climb, which must not be held
-// where it was still finding its R). A load that changes its rate by more
+// where it was still finding its R). The frames arm must also win twice in
+// a row, the second time in a trial of its own (trialPatience decisions
+// and a new steady window after the first, which goes back as a loss
+// does but without a back-off): one window each way is at the mercy of
+// a load that changes within it, and a cold pool read uniformly beside
+// two busy loops on two cores (data twice the budget, the climb at R
+// 0.92, 5 ms intervals) kept frames alone after one win in 2 of 18 runs
+// and ended at R 0.05 with twice the misses. A load that changes its rate by more
 // than trialMargin within the two seconds of a trial can decide it; the
 // back-offs bound what a wrong verdict costs.
 //
@@ -68,13 +76,12 @@ import (
 // taking R below the floor (they may still raise it, and the frames arm
 // may be tried), the frames arm by taking no decision at all and leaving
 // the gate alone (compressing demotions stay off). When the frames hold
-// ends, demotions stay off and R at MinShare, where neither the climb
-// (no image is made, so no image gains or loses) nor an arm (no
-// compression; frames alone already) can move: the gate's off branch is
-// the way out, bringing compressions back when the misses they would
-// serve are worth 1.25× what they cost; from there the climb and the copy
-// arm act again, and the frames arm after them, its next keep held twice
-// as long. The measurement outranks the model that ran into it, for a
+// ends, demotions stay off and R at MinShare, where the climb cannot move
+// (no image is made, so no image gains or loses): the ways out are the
+// gate's off branch, bringing compressions back when the misses they
+// would serve are worth 1.25× what they cost, and the copy arm
+// (copyMayPay); from there the climb acts again, and the frames arm after
+// them, its next keep held twice as long. The measurement outranks the model that ran into it, for a
 // while. No decision is taken and the gate judges nothing while a trial
 // runs (its windows start anew at both ends). A trial costs its
 // trialSettle + trialMeasure intervals (2 s by default) and, when it
@@ -189,6 +196,9 @@ type arm struct {
 	keepFor   time.Duration
 	tried     int64 // trials run
 	kept      int64 // those that kept the arm
+	// confirming: the last trial of this (frames) arm won, and the next
+	// must too before the arm is kept (see the top of this file).
+	confirming bool
 }
 
 // tried is the number of trials started, of every arm.
@@ -280,11 +290,28 @@ func (t *trial) steadyWindow() (window, bool) {
 }
 
 // exclusiveRegime reports whether share r is in the regime the copy arm
-// leaves: below the copies floor, with most demotions compressing (not
-// where the gate has switched compression off: there images are not
-// worth their compressions at any share).
+// leaves: below the copies floor, with most demotions compressing.
 func exclusiveRegime(r, alpha float64, ev evidence) bool {
 	return r < copiesFloor(alpha) && ev.demotions > 0 && ev.compressions*2 >= ev.demotions
+}
+
+// copyMayPay reports whether the copy arm may pay at share r: in the
+// exclusive regime, or below the floor with compressing demotions off
+// (compressing false) where the compressed ghost still sees misses that
+// images would serve and the device and codec say images pay
+// (imagesPay). The gate judged the compressions, not the images: above
+// the floor the images are the pages' read images and cost none. Without
+// this, a pool that the far view or a climb took below the floor and
+// whose gate then switched compressions off stayed there for good, no
+// image being made for either to see (a cold pool read uniformly, data
+// twice the budget, zstd-19 compressions: a jump on a hit cost inflated
+// 4× by descheduling took R from 0.93 to 0.20, and R ended at 0.05 where
+// 0.95 holds most of the data).
+func (c *controller) copyMayPay(r, alpha float64, ev evidence, compressing bool) bool {
+	if compressing {
+		return exclusiveRegime(r, alpha, ev)
+	}
+	return r < copiesFloor(alpha) && ev.cOnMiss > 0 && c.imagesPay(alpha)
 }
 
 // imagesServe reports whether images serve enough of the accesses in ev
@@ -326,7 +353,14 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	won := t.during.beats(t.before)
 	if t.arm == armFrames {
 		won = t.during.clearlyBeats(t.before)
+		if won && !a.confirming {
+			// A first clear win goes back and is tried again, without
+			// a back-off (see the top of this file).
+			a.confirming = true
+			return t.from, true
+		}
 	}
+	a.confirming = false
 	if !won {
 		a.lost(now)
 		return t.from, true
@@ -376,7 +410,7 @@ func (t *trial) end() {
 // demotions compressing (compressing) or not (see the top of this file).
 func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, compressing bool) [numArms]bool {
 	var ok [numArms]bool
-	ok[armCopy] = exclusiveRegime(math.Max(prev, next), alpha, ev)
+	ok[armCopy] = c.copyMayPay(math.Max(prev, next), alpha, ev, compressing)
 	// Frames alone must differ from where the pool is (a frames trial
 	// from frames alone would compare the regime with itself).
 	differs := compressing || math.Max(prev, next) > c.minShare+steadyDrift

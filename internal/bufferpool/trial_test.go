@@ -316,3 +316,47 @@ func TestTrialDespiteWanderingClimb(t *testing.T) {
 	}
 	t.Fatalf("no trial after %d decisions stepping within 0.12–0.16", trialSettle+trialMeasure+trialPatience)
 }
+
+// TestCopyTrialWithCompressionsOff: below the floor with compressing
+// demotions off (the gate's), no image is made, so neither the climb nor
+// the far view sees anything to raise R for. Where the compressed ghost
+// sees misses the images would serve and the device and codec say images
+// pay, the copy arm is tried (its images are the pages' read images: no
+// compression); without such misses, where images do not pay, or above
+// the floor, it is not.
+func TestCopyTrialWithCompressionsOff(t *testing.T) {
+	const alpha = 0.5
+	start := time.Unix(1000, 0)
+	dropped := evidence{hitsU: 800, misses: 200, frameEvictions: 200, cOnMiss: 20}
+	try := func(c *controller, r float64, ev evidence) bool {
+		for i := 0; i < trialSettle+trialMeasure; i++ {
+			c.trial.observeSteady(beforeWin, r)
+		}
+		for i := 0; i < trialPatience && !c.trial.active; i++ {
+			c.trial.observeSteady(beforeWin, r)
+			c.considerTrial(r, r, alpha, ev, false, false, start)
+		}
+		return c.trial.active && c.trial.arm == armCopy
+	}
+	if c := testController(); !try(c, 0.05, dropped) {
+		t.Fatal("R 0.05, compressions off, the compressed ghost seeing misses, images paying: want a copy trial")
+	}
+	slowCodec := testController()
+	slowCodec.tDecom = ewma{v: float64(500 * time.Microsecond), valid: true}
+	noGhost := dropped
+	noGhost.cOnMiss = 0
+	for _, tc := range []struct {
+		name string
+		c    *controller
+		r    float64
+		ev   evidence
+	}{
+		{"no miss the images would serve", testController(), 0.05, noGhost},
+		{"decompression dearer than the reads images spare", slowCodec, 0.05, dropped},
+		{"above the floor", testController(), 0.5, dropped},
+	} {
+		if try(tc.c, tc.r, tc.ev) {
+			t.Errorf("%s: a copy trial started", tc.name)
+		}
+	}
+}
