@@ -219,6 +219,10 @@ type controller struct {
 	probe prober
 	// trial measures the regimes the climb cannot see (trial.go).
 	trial trial
+	// alpha is α as last measured (imageAlpha), 0.5 before any image:
+	// with compressions off below the floor the images drain to none, and
+	// copyMayPay still needs the codec's ratio.
+	alpha float64
 	// now is the time of the decision being taken (zero in tests that
 	// call decide directly).
 	now time.Time
@@ -247,6 +251,7 @@ const (
 func (c *controller) init(o Options) {
 	c.minShare = o.MinShare
 	c.step = 0.05
+	c.alpha = 0.5
 	c.trial.init()
 }
 
@@ -559,7 +564,10 @@ func (p *Pool) adjust() {
 		usage = mem.imageBytes / mem.avail
 	}
 	steps, jumps := c.adjustments, c.jumps
-	decided, alpha := c.pend, p.imageAlpha()
+	if a, ok := p.imageAlpha(); ok {
+		c.alpha = a
+	}
+	decided, alpha := c.pend, c.alpha
 	prev := r
 	c.now = time.Now()
 	r = c.decidePending(r, usage, alpha, mem)
@@ -678,8 +686,8 @@ func (p *Pool) memory() (memState, int) {
 }
 
 // imageAlpha is α, the mean compressed image size over the page size, of
-// the images in the pool (0.5 until there are any).
-func (p *Pool) imageAlpha() float64 {
+// the images in the pool, and whether there are any.
+func (p *Pool) imageAlpha() (float64, bool) {
 	var bytes, n int64
 	for _, pt := range p.parts {
 		pt.mu.RLock()
@@ -688,9 +696,9 @@ func (p *Pool) imageAlpha() float64 {
 		pt.mu.RUnlock()
 	}
 	if n == 0 {
-		return 0.5
+		return 0, false
 	}
-	return min(1, float64(bytes)/float64(n*int64(p.pageSize)))
+	return min(1, float64(bytes)/float64(n*int64(p.pageSize))), true
 }
 
 func (p *Pool) setShare(r float64) { p.share.Store(math.Float64bits(r)) }

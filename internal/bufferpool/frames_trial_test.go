@@ -324,3 +324,77 @@ func TestDecisionReportsWantedUp(t *testing.T) {
 		t.Fatalf("the frames' ghost winning: R %.2f, wantedUp %v; want down, and not wantedUp", r, c.wantedUp)
 	}
 }
+
+// TestFramesTrialConfirmedInARow: a first frames win is confirmed only by
+// the next frames trial from about the same R, with nothing between them
+// that measured another regime or stopped the arm from qualifying, and
+// the confirming trial must beat the window before the first as well as
+// its own (which may be the refill after the first).
+func TestFramesTrialConfirmedInARow(t *testing.T) {
+	start := time.Unix(1000, 0)
+	faster := window{cost: 150e3, n: 1300, wall: 100e6}
+	firstWin := func() *controller {
+		t.Helper()
+		c := testController()
+		startFramesTrial(c, 0.9, 0, false, copyEv, start)
+		if r := finishTrial(t, c, faster, start); r != 0.9 || !c.trial.arms[armFrames].confirming {
+			t.Fatalf("a first frames win: R %.2f, confirming %v; want back at 0.9, confirming", r, c.trial.arms[armFrames].confirming)
+		}
+		return c
+	}
+	kept := func(c *controller) bool { return c.trial.arms[armFrames].kept != 0 }
+
+	// A copy trial between the two.
+	c := firstWin()
+	both := evidence{hitsU: 600, hitsC: 300, misses: 100, frameEvictions: 100, demotions: 100, compressions: 100}
+	if startFramesTrial(c, 0.3, 0, false, both, start); !c.trial.active || c.trial.arm != armCopy {
+		t.Fatal("below the floor, compressing: want a copy trial")
+	}
+	for c.trial.active {
+		c.observeTrial(beforeWin, start)
+	}
+	startFramesTrial(c, 0.9, 0, false, copyEv, start)
+	if finishTrial(t, c, faster, start); kept(c) {
+		t.Error("a frames win after a first win and a copy trial: kept, want it confirmed first")
+	}
+
+	// A decision in which the frames arm did not qualify.
+	c = firstWin()
+	c.considerTrial(0.9, 0.95, 0.5, copyEv, true, true, start) // the climb wanting R up
+	startFramesTrial(c, 0.9, 0, false, copyEv, start)
+	if finishTrial(t, c, faster, start); kept(c) {
+		t.Error("a frames win after a first win and a decision wanting R up: kept, want it confirmed first")
+	}
+
+	// A confirming trial from another R.
+	c = firstWin()
+	startFramesTrial(c, 0.5, 0, false, copyEv, start)
+	if finishTrial(t, c, faster, start); kept(c) {
+		t.Error("a frames win from R 0.5 after a first win from 0.9: kept, want it confirmed first")
+	}
+
+	// The window before the confirming trial is a refill (800 accesses an
+	// interval): the trial beats it, not the window before the first.
+	c = firstWin()
+	refill := window{cost: 100e3, n: 800, wall: 100e6}
+	for i := 0; i < trialSettle+trialMeasure; i++ {
+		c.trial.observeSteady(refill, 0.9)
+	}
+	for i := 0; i < trialPatience && !c.trial.active; i++ {
+		c.trial.observeSteady(refill, 0.9)
+		c.considerTrial(0.9, 0.9, 0.5, copyEv, false, true, start)
+	}
+	if !c.trial.active || c.trial.arm != armFrames {
+		t.Fatal("after a first win: want the confirming frames trial")
+	}
+	if r := finishTrial(t, c, beforeWin, start); r != 0.9 || kept(c) {
+		t.Errorf("a confirming trial beating only the refill before it: R %.2f, kept %v; want back at 0.9, not kept", r, kept(c))
+	}
+
+	// Confirmed: kept.
+	c = firstWin()
+	startFramesTrial(c, 0.9, 0, false, copyEv, start)
+	if r := finishTrial(t, c, faster, start); r != c.minShare || !kept(c) {
+		t.Errorf("two frames wins in a row: R %.2f, kept %v; want MinShare kept", r, kept(c))
+	}
+}

@@ -57,15 +57,21 @@ import (
 // either way, and then the cheaper accesses win). Where the two are
 // within trialMargin of each other the copy arm is kept, the frames arm
 // is not (clearlyBeats: its hold stops the climb, which must not be held
-// where it was still finding its R). The frames arm must also win twice in
-// a row, the second time in a trial of its own (trialPatience decisions
-// and a new steady window after the first, which goes back as a loss
-// does but without a back-off): one window each way is at the mercy of
-// a load that changes within it, and a cold pool read uniformly beside
-// two busy loops on two cores (data twice the budget, the climb at R
-// 0.92, 5 ms intervals) kept frames alone after one win in 2 of 18 runs
-// and ended at R 0.05 with twice the misses. A load that changes its rate by more
-// than trialMargin within the two seconds of a trial can decide it; the
+// where it was still finding its R), nor is a copy trial from
+// compressions off (it contradicts the gate, or a kept frames trial: the
+// two arms would otherwise undo each other on ties). The frames arm must
+// also win twice in a row, the second time in a trial of its own
+// (trialPatience decisions and a new steady window after the first,
+// which goes back as a loss does but without a back-off), from about the
+// same R (within steadyDrift), with no other trial and no decision in
+// which the arm did not qualify between them, and beating the window
+// before the first as well as its own (which may be the refill after
+// the first): one window each way is at the mercy of a load that changes
+// within it, and a cold pool read uniformly beside two busy loops on two
+// cores (data twice the budget, the climb at R 0.92, 5 ms intervals) kept
+// frames alone after one win in 2 of 18 runs and ended at R 0.05 with
+// twice the misses. A load that changes its rate by more than
+// trialMargin within the two seconds of a trial can still decide it; the
 // back-offs bound what a wrong verdict costs.
 //
 // A lost trial goes back (R, and whether demotions compressed) and its arm
@@ -80,12 +86,14 @@ import (
 // (no image is made, so no image gains or loses): the ways out are the
 // gate's off branch, bringing compressions back when the misses they
 // would serve are worth 1.25× what they cost, and the copy arm
-// (copyMayPay); from there the climb acts again, and the frames arm after
-// them, its next keep held twice as long. The measurement outranks the model that ran into it, for a
-// while. No decision is taken and the gate judges nothing while a trial
-// runs (its windows start anew at both ends). A trial costs its
-// trialSettle + trialMeasure intervals (2 s by default) and, when it
-// loses, the refill after it: at most once per back-off of each arm.
+// (copyMayPay, judged strictly); from there the climb acts again, and
+// the frames arm after them, its next keep held twice as long. The
+// measurement outranks the model that ran into it, for a while. No
+// decision is taken and the gate judges nothing while a trial runs (its
+// windows start anew at both ends). A trial costs its trialSettle +
+// trialMeasure intervals (2 s by default) and, when it goes back, the
+// refill after it: at most once per back-off of the copy arm, twice (a
+// first win, then a lost confirmation) of the frames arm.
 // SetShare ends a trial under way and every hold.
 //
 // Lock rules: called from adjust with the controller's mutex held.
@@ -196,9 +204,13 @@ type arm struct {
 	keepFor   time.Duration
 	tried     int64 // trials run
 	kept      int64 // those that kept the arm
-	// confirming: the last trial of this (frames) arm won, and the next
-	// must too before the arm is kept (see the top of this file).
-	confirming bool
+	// confirming: the last trial of this (frames) arm won, from R
+	// confirmFrom against confirmBefore, and the next must win too, from
+	// about the same R and against both windows, before the arm is kept
+	// (see the top of this file).
+	confirming    bool
+	confirmFrom   float64
+	confirmBefore window
 }
 
 // tried is the number of trials started, of every arm.
@@ -230,6 +242,9 @@ type trial struct {
 	arm       armKind // the arm under trial
 	from      float64 // R before the trial
 	before    window  // the steady window at that R
+	// strict: the trial must win clearly (clearlyBeats): a frames trial,
+	// or a copy trial from compressions off (copyMayPay).
+	strict bool
 	intervals int     // since the jump
 	during    window  // measured in the trial's window
 	// stuck counts, per arm, the decisions in a row in which it may pay.
@@ -351,14 +366,21 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	c.resetGate() // the gate's windows start with the regime kept
 	a := &t.arms[t.arm]
 	won := t.during.beats(t.before)
-	if t.arm == armFrames {
+	switch {
+	case t.arm == armFrames:
 		won = t.during.clearlyBeats(t.before)
-		if won && !a.confirming {
+		if won && a.confirming {
+			// The window before the confirming trial may be the refill
+			// after the first: it must beat the first's too.
+			won = t.during.clearlyBeats(a.confirmBefore)
+		} else if won {
 			// A first clear win goes back and is tried again, without
 			// a back-off (see the top of this file).
-			a.confirming = true
+			a.confirming, a.confirmFrom, a.confirmBefore = true, t.from, t.before
 			return t.from, true
 		}
+	case t.strict:
+		won = t.during.clearlyBeats(t.before)
 	}
 	a.confirming = false
 	if !won {
@@ -401,6 +423,7 @@ func (t *trial) end() {
 	t.active = false
 	for i := range t.arms {
 		t.arms[i].keptUntil = time.Time{}
+		t.arms[i].confirming = false
 	}
 	t.framesApplied = false
 }
@@ -431,6 +454,7 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 	for a := range t.arms {
 		if !ok[a] {
 			t.stuck[a] = 0
+			t.arms[a].confirming = false // a first win is confirmed only in a row
 			continue
 		}
 		t.stuck[a]++
@@ -443,7 +467,11 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 		return next
 	}
 	a := armKind(start)
+	if f := &t.arms[armFrames]; a != armFrames || math.Abs(next-f.confirmFrom) > steadyDrift {
+		f.confirming = false // another regime measured since the first win
+	}
 	t.active, t.arm, t.from, t.before = true, a, next, before
+	t.strict = a == armFrames || !compressing
 	c.resetGate() // the gate's windows start with the new regime
 	t.intervals, t.during = 0, window{}
 	t.stuck, t.steadyN = [numArms]int{}, 0

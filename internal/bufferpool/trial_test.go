@@ -338,8 +338,27 @@ func TestCopyTrialWithCompressionsOff(t *testing.T) {
 		}
 		return c.trial.active && c.trial.arm == armCopy
 	}
-	if c := testController(); !try(c, 0.05, dropped) {
-		t.Fatal("R 0.05, compressions off, the compressed ghost seeing misses, images paying: want a copy trial")
+	// From compressions off a copy trial contradicts the gate (or a kept
+	// frames trial): it is kept on a clear win only, not on a tie.
+	for _, tc := range []struct {
+		name string
+		win  window
+		want float64
+	}{
+		{"a tie", beforeWin, 0.05},
+		{"a rate 1.3× higher", window{cost: 150e3, n: 1300, wall: 100e6}, 0.95},
+	} {
+		c := testController()
+		if !try(c, 0.05, dropped) {
+			t.Fatal("R 0.05, compressions off, the compressed ghost seeing misses, images paying: want a copy trial")
+		}
+		r := 0.0
+		for c.trial.active {
+			r, _ = c.observeTrial(tc.win, start)
+		}
+		if r != tc.want {
+			t.Errorf("a copy trial from compressions off, %s: R %.2f after it, want %.2f", tc.name, r, tc.want)
+		}
 	}
 	slowCodec := testController()
 	slowCodec.tDecom = ewma{v: float64(500 * time.Microsecond), valid: true}
