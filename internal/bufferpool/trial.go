@@ -238,15 +238,15 @@ func (a *arm) won(now time.Time) {
 
 // trial is the state of the exploration (see the top of this file).
 type trial struct {
-	active    bool
-	arm       armKind // the arm under trial
-	from      float64 // R before the trial
-	before    window  // the steady window at that R
+	active bool
+	arm    armKind // the arm under trial
+	from   float64 // R before the trial
+	before window  // the steady window at that R
 	// strict: the trial must win clearly (clearlyBeats): a frames trial,
 	// or a copy trial from compressions off (copyMayPay).
-	strict bool
-	intervals int     // since the jump
-	during    window  // measured in the trial's window
+	strict    bool
+	intervals int    // since the jump
+	during    window // measured in the trial's window
 	// stuck counts, per arm, the decisions in a row in which it may pay.
 	stuck [numArms]int
 	// The steady window: the last trialMeasure intervals with R within
