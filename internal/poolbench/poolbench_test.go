@@ -23,8 +23,8 @@ func TestControllerFastDeviceSlowCodec(t *testing.T) {
 	// against 30 image hits a decision, within their noise, and R stayed
 	// at 0.36–0.43 in 2 of 12 runs beside four busy loops on two cores
 	// (and once in CI). Twice the budget gives frames alone 0.46 frame
-	// hits against R = 0.5's 0.23 (1.28× its throughput): 24 of 24 such
-	// runs beside the busy loops took R to 0.05.
+	// hits against R = 0.5's 0.23 (1.28× its throughput): 43 of 44 such
+	// runs beside four busy loops took R to 0.05 (docs/BENCHMARKS.md).
 	ds, err := Build(FastDeviceSlowCodec, 256, 1)
 	if err != nil {
 		t.Fatal(err)
