@@ -16,15 +16,16 @@ func TestControllerFastDeviceSlowCodec(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("simulated-device run with real codec costs: not under -short or -race")
 	}
-	// The data is twice the budget (256 pages of 16 KiB, 2 MiB). At eight
-	// times the budget (1,024 pages) frames alone beat R = 0.42 by about
-	// 4% (miss ratios 0.88 and 0.87; the 6% image hits at R = 0.42 cost
-	// more than the 1% of misses they spare): the ghosts saw 10 frame hits
-	// against 30 image hits a decision, within their noise, and R stayed
-	// at 0.36–0.43 in 2 of 12 runs beside four busy loops on two cores
-	// (and once in CI). Twice the budget gives frames alone 0.46 frame
-	// hits against R = 0.5's 0.23 (1.28× its throughput): 43 of 44 such
-	// runs beside four busy loops took R to 0.05 (docs/BENCHMARKS.md).
+	// The data is twice the budget (256 pages of 16 KiB against a 2 MiB
+	// cache). At eight times the budget (1,024 pages) frames alone beat
+	// R = 0.42 by about 4% (miss ratios 0.88 and 0.87; the 6% image hits
+	// at R = 0.42 cost more than the 1% of misses they spare): the
+	// ghosts saw 10 frame hits against 30 image hits a decision, within
+	// their noise, and R stayed at 0.36–0.43 in 2 of 12 runs beside four
+	// busy loops on two cores (and once in CI). Twice the budget gives
+	// frames alone 0.46 frame hits against R = 0.5's 0.23 (1.28× its
+	// throughput): 43 of 44 such runs beside four busy loops took R to
+	// 0.05 (docs/BENCHMARKS.md).
 	ds, err := Build(FastDeviceSlowCodec, 256, 1)
 	if err != nil {
 		t.Fatal(err)
