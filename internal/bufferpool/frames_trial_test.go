@@ -350,26 +350,46 @@ func TestFramesTrialConfirmedInARow(t *testing.T) {
 	if startFramesTrial(c, 0.3, 0, false, both, start); !c.trial.active || c.trial.arm != armCopy {
 		t.Fatal("below the floor, compressing: want a copy trial")
 	}
+	r := 0.0
 	for c.trial.active {
-		c.observeTrial(beforeWin, start)
+		r, _ = c.observeTrial(beforeWin, start)
 	}
-	startFramesTrial(c, 0.9, 0, false, copyEv, start)
-	if finishTrial(t, c, faster, start); kept(c) {
+	if r != 0.95 {
+		t.Fatalf("a copy trial with compressions on, a tie: R %.2f after it, want 0.95 kept", r)
+	}
+	later := start.Add(trialBackoff + time.Second) // the abandoned confirmation's back-off
+	startFramesTrial(c, 0.9, 0, false, copyEv, later)
+	if finishTrial(t, c, faster, later); kept(c) {
 		t.Error("a frames win after a first win and a copy trial: kept, want it confirmed first")
 	}
 
-	// A decision in which the frames arm did not qualify.
+	// A decision in which the frames arm did not qualify, during the
+	// refill after the first win (the steady window not yet full): the
+	// confirmation stands; once settled: it is abandoned, and the next
+	// trial waits out the back-off.
 	c = firstWin()
 	c.considerTrial(0.9, 0.95, 0.5, copyEv, true, true, start) // the climb wanting R up
-	startFramesTrial(c, 0.9, 0, false, copyEv, start)
-	if finishTrial(t, c, faster, start); kept(c) {
+	if !c.trial.arms[armFrames].confirming {
+		t.Error("a decision wanting R up during the refill after a first win: the confirmation was abandoned")
+	}
+	for i := 0; i < trialSettle+trialMeasure; i++ {
+		c.trial.observeSteady(beforeWin, 0.9)
+	}
+	c.considerTrial(0.9, 0.95, 0.5, copyEv, true, true, start)
+	if startFramesTrial(c, 0.9, 0, false, copyEv, start.Add(time.Second)); c.trial.active {
+		t.Fatal("an abandoned confirmation: a frames trial within the back-off")
+	}
+	if startFramesTrial(c, 0.9, 0, false, copyEv, later); !c.trial.active {
+		t.Fatal("an abandoned confirmation: no frames trial after the back-off")
+	}
+	if finishTrial(t, c, faster, later); kept(c) {
 		t.Error("a frames win after a first win and a decision wanting R up: kept, want it confirmed first")
 	}
 
 	// A confirming trial from another R.
 	c = firstWin()
-	startFramesTrial(c, 0.5, 0, false, copyEv, start)
-	if finishTrial(t, c, faster, start); kept(c) {
+	startFramesTrial(c, 0.5, 0, false, copyEv, later)
+	if finishTrial(t, c, faster, later); kept(c) {
 		t.Error("a frames win from R 0.5 after a first win from 0.9: kept, want it confirmed first")
 	}
 

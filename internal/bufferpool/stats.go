@@ -44,7 +44,8 @@ type Stats struct {
 	// Compressing: frames without an image are compressed when evicted
 	// (the controller's gate; off when those compressions do not pay, and
 	// from a frames trial's start until the gate brings them back after a
-	// kept one's hold, or the trial loses: trial.go).
+	// kept one's hold, or the trial goes back, lost or won a first time:
+	// trial.go).
 	Compressing bool
 	// The controller's last inputs, in nanoseconds per decision: what a
 	// tenth of the budget more would save in each tier, and what a tenth

@@ -62,11 +62,12 @@ import (
 // two arms would otherwise undo each other on ties). The frames arm must
 // also win twice in a row, the second time in a trial of its own
 // (trialPatience decisions and a new steady window after the first,
-// which goes back as a loss does but without a back-off), from about the
-// same R (within steadyDrift), with no other trial and no decision in
-// which the arm did not qualify between them, and beating the window
-// before the first as well as its own (which may be the refill after
-// the first): one window each way is at the mercy of a load that changes
+// which goes back as a loss does and sets the back-off without doubling
+// it, which the confirming trial alone may ignore), from about the same R
+// (within steadyDrift), with no other trial and no decision in which the
+// arm did not qualify between them once the pool has settled (the steady
+// window full), and beating the window before the first as well as its
+// own (which may be the refill after the first): one window each way is at the mercy of a load that changes
 // within it, and a cold pool read uniformly beside two busy loops on two
 // cores (data twice the budget, the climb at R 0.92, 5 ms intervals) kept
 // frames alone after one win in 2 of 18 runs and ended at R 0.05 with
@@ -168,7 +169,8 @@ func (w window) beats(before window) bool {
 
 // clearlyBeats is beats without the tie: by rate, else by a time per
 // access lower by more than trialMargin. The frames arm, whose hold stops
-// the climb and the gate, must win so (a cold pool read uniformly, data
+// the climb and the gate, must win so, as must a copy trial from
+// compressions off (trial.strict) (a cold pool read uniformly, data
 // twice the budget, the climb at R 0.37 with compressions off on its way
 // to 0.95: frames alone tied there, were kept, and held the pool at 1.3×
 // R = 0.95's time per read).
@@ -374,9 +376,11 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 			// after the first: it must beat the first's too.
 			won = t.during.clearlyBeats(a.confirmBefore)
 		} else if won {
-			// A first clear win goes back and is tried again, without
-			// a back-off (see the top of this file).
+			// A first clear win goes back and is tried again without
+			// waiting out the back-off, which a confirmation abandoned
+			// on the way must (see the top of this file).
 			a.confirming, a.confirmFrom, a.confirmBefore = true, t.from, t.before
+			a.notBefore = now.Add(a.backoff)
 			return t.from, true
 		}
 	case t.strict:
@@ -454,11 +458,15 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 	for a := range t.arms {
 		if !ok[a] {
 			t.stuck[a] = 0
-			t.arms[a].confirming = false // a first win is confirmed only in a row
+			if _, full := t.steadyWindow(); full {
+				// A first win is confirmed only in a row; the refill after
+				// it (the steady window not yet full) does not count.
+				t.arms[a].confirming = false
+			}
 			continue
 		}
 		t.stuck[a]++
-		if start < 0 && t.stuck[a] >= trialPatience && !now.Before(t.arms[a].notBefore) {
+		if start < 0 && t.stuck[a] >= trialPatience && (t.arms[a].confirming || !now.Before(t.arms[a].notBefore)) {
 			start = a
 		}
 	}

@@ -133,8 +133,9 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 		t.Errorf("after a lost trial: next hold %v, want it reset to %v", c.trial.arms[armCopy].keepFor, trialBackoff)
 	}
 
-	// Not the exclusive regime: demotions free (the gate has switched
-	// compression off, or pages keep their images), or R above the floor.
+	// Not the exclusive regime, compressing: demotions free (pages keep
+	// their images), or R above the floor. (With compressions off see
+	// TestCopyTrialWithCompressionsOff.)
 	c = testController()
 	for _, tc := range []struct {
 		r  float64
