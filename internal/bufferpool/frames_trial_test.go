@@ -219,6 +219,9 @@ func TestFramesTrialEndsCopyHold(t *testing.T) {
 	if c.trial.holdsFloor(c.minShare, alpha, start) || !c.trial.framesHeld(start) {
 		t.Error("after a kept frames trial: want the frames hold, not the copy hold")
 	}
+	if f, cp := c.trial.arms[armFrames].keptUntil, c.trial.arms[armCopy].notBefore; cp.Before(f.Add(trialBackoff)) {
+		t.Errorf("after a kept frames trial: the copy arm may be tried %v after the hold ends, want a back-off (%v) at least", cp.Sub(f), trialBackoff)
+	}
 }
 
 // TestFramesTrialSwitchesCompressionInPool drives a pool's own adjust

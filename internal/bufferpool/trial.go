@@ -57,9 +57,13 @@ import (
 // either way, and then the cheaper accesses win). Where the two are
 // within trialMargin of each other the copy arm is kept, the frames arm
 // is not (clearlyBeats: its hold stops the climb, which must not be held
-// where it was still finding its R), nor is a copy trial from
-// compressions off (it contradicts the gate, or a kept frames trial: the
-// two arms would otherwise undo each other on ties). The frames arm must
+// where it was still finding its R). A copy trial from compressions off
+// starts from an empty image tier, which fills only as pages miss, so it
+// is kept on a tie too (judged strictly, such trials lost the way out of
+// the trap copyMayPay describes in 1 of 8 cold-pool runs beside two busy
+// loops); the frames keep that would leave the pool there pushes the
+// copy arm's next trial past its hold and a back-off, so that the two do
+// not undo each other at every turn. The frames arm must
 // also win twice in a row, the second time in a trial of its own
 // (trialPatience decisions and a new steady window after the first,
 // which goes back as a loss does and sets the back-off without doubling
@@ -87,7 +91,7 @@ import (
 // (no image is made, so no image gains or loses): the ways out are the
 // gate's off branch, bringing compressions back when the misses they
 // would serve are worth 1.25× what they cost, and the copy arm
-// (copyMayPay, judged strictly); from there the climb acts again, and
+// (copyMayPay); from there the climb acts again, and
 // the frames arm after them, its next keep held twice as long. The
 // measurement outranks the model that ran into it, for a while. No
 // decision is taken and the gate judges nothing while a trial runs (its
@@ -169,8 +173,7 @@ func (w window) beats(before window) bool {
 
 // clearlyBeats is beats without the tie: by rate, else by a time per
 // access lower by more than trialMargin. The frames arm, whose hold stops
-// the climb and the gate, must win so, as must a copy trial from
-// compressions off (trial.strict) (a cold pool read uniformly, data
+// the climb and the gate, must win so (a cold pool read uniformly, data
 // twice the budget, the climb at R 0.37 with compressions off on its way
 // to 0.95: frames alone tied there, were kept, and held the pool at 1.3×
 // R = 0.95's time per read).
@@ -240,15 +243,12 @@ func (a *arm) won(now time.Time) {
 
 // trial is the state of the exploration (see the top of this file).
 type trial struct {
-	active bool
-	arm    armKind // the arm under trial
-	from   float64 // R before the trial
-	before window  // the steady window at that R
-	// strict: the trial must win clearly (clearlyBeats): a frames trial,
-	// or a copy trial from compressions off (copyMayPay).
-	strict    bool
-	intervals int    // since the jump
-	during    window // measured in the trial's window
+	active    bool
+	arm       armKind // the arm under trial
+	from      float64 // R before the trial
+	before    window  // the steady window at that R
+	intervals int     // since the jump
+	during    window  // measured in the trial's window
 	// stuck counts, per arm, the decisions in a row in which it may pay.
 	stuck [numArms]int
 	// The steady window: the last trialMeasure intervals with R within
@@ -383,8 +383,6 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 			a.notBefore = now.Add(a.backoff)
 			return t.from, true
 		}
-	case t.strict:
-		won = t.during.clearlyBeats(t.before)
 	}
 	a.confirming = false
 	if !won {
@@ -397,6 +395,11 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		// are no longer in a row.
 		t.arms[armCopy].keptUntil = time.Time{}
 		t.arms[armCopy].keepFor = trialBackoff
+		// Nor is the copy arm tried again before this hold and a back-off
+		// of its own have passed (see the top of this file).
+		if next := a.keptUntil.Add(t.arms[armCopy].backoff); next.After(t.arms[armCopy].notBefore) {
+			t.arms[armCopy].notBefore = next
+		}
 		t.framesKept = true
 	}
 	return c.share(t.arm), true
@@ -479,7 +482,6 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 		f.confirming = false // another regime measured since the first win
 	}
 	t.active, t.arm, t.from, t.before = true, a, next, before
-	t.strict = a == armFrames || !compressing
 	c.resetGate() // the gate's windows start with the new regime
 	t.intervals, t.during = 0, window{}
 	t.stuck, t.steadyN = [numArms]int{}, 0

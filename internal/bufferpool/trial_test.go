@@ -339,15 +339,15 @@ func TestCopyTrialWithCompressionsOff(t *testing.T) {
 		}
 		return c.trial.active && c.trial.arm == armCopy
 	}
-	// From compressions off a copy trial contradicts the gate (or a kept
-	// frames trial): it is kept on a clear win only, not on a tie.
+	// From compressions off the images start empty and fill as pages
+	// miss: a tie keeps the copy arm, as elsewhere; a loss goes back.
 	for _, tc := range []struct {
 		name string
 		win  window
 		want float64
 	}{
-		{"a tie", beforeWin, 0.05},
-		{"a rate 1.3× higher", window{cost: 150e3, n: 1300, wall: 100e6}, 0.95},
+		{"a tie", beforeWin, 0.95},
+		{"a rate 1.3× lower", window{cost: 100e3, n: 700, wall: 100e6}, 0.05},
 	} {
 		c := testController()
 		if !try(c, 0.05, dropped) {
