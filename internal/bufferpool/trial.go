@@ -35,8 +35,9 @@ import (
 // An arm is tried after trialPatience decisions in a row in which it may
 // pay (mayPay): the copy arm below the floor with at least half the
 // demotions compressing (exclusiveRegime), or with compressing demotions
-// off where images would serve misses and pay (copyMayPay); the frames arm wherever images
-// serve at least a tenth of the accesses (imagesServe), the pool is not
+// off where images would serve misses and pay (copyMayPay); the frames
+// arm wherever images serve at least a tenth of the accesses
+// (imagesServe), the pool is not
 // already close to frames alone, and the climb did not want R up (a climb
 // still raising R is still finding where images pay: a cold pool read
 // uniformly, data twice the budget, had its frames arm beat R 0.37 on the
@@ -63,17 +64,17 @@ import (
 // the trap copyMayPay describes in 1 of 8 cold-pool runs beside two busy
 // loops); the frames keep that would leave the pool there pushes the
 // copy arm's next trial past its hold and a back-off, so that the two do
-// not undo each other at every turn. The frames arm must
-// also win twice in a row, the second time in a trial of its own
+// not undo each other at every turn. The frames arm must also win twice
+// in a row, the second time in a trial of its own
 // (trialPatience decisions and a new steady window after the first,
 // which goes back as a loss does and sets the back-off without doubling
 // it, which the confirming trial alone may ignore), from about the same R
 // (within steadyDrift), with no other trial and no decision in which the
 // arm did not qualify between them once the pool has settled (the steady
 // window full), and beating the window before the first as well as its
-// own (which may be the refill after the first): one window each way is at the mercy of a load that changes
-// within it, and a cold pool read uniformly beside two busy loops on two
-// cores (data twice the budget, the climb at R 0.92, 5 ms intervals) kept
+// own (which may be the refill after the first): one window each way is
+// at the mercy of a load that changes within it, and a cold pool read
+// uniformly beside two busy loops on two cores (data twice the budget, the climb at R 0.92, 5 ms intervals) kept
 // frames alone after one win in 2 of 18 runs and ended at R 0.05 with
 // twice the misses. A load that changes its rate by more than
 // trialMargin within the two seconds of a trial can still decide it; the
