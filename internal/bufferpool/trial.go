@@ -74,11 +74,12 @@ import (
 // window full), and beating the window before the first as well as its
 // own (which may be the refill after the first): one window each way is
 // at the mercy of a load that changes within it, and a cold pool read
-// uniformly beside two busy loops on two cores (data twice the budget, the climb at R 0.92, 5 ms intervals) kept
-// frames alone after one win in 2 of 18 runs and ended at R 0.05 with
-// twice the misses. A load that changes its rate by more than
-// trialMargin within the two seconds of a trial can still decide it; the
-// back-offs bound what a wrong verdict costs.
+// uniformly beside two busy loops on two cores (data twice the budget,
+// the climb at R 0.92, 5 ms intervals) kept frames alone after one win in
+// 2 of 18 runs and ended at R 0.05 with twice the misses. A load that
+// changes its rate by more than trialMargin within the two seconds of a
+// trial can still decide it; the back-offs bound what a wrong verdict
+// costs.
 //
 // A lost trial goes back (R, and whether demotions compressed) and its arm
 // waits trialBackoff before the next, twice as long after each loss in a
