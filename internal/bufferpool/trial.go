@@ -453,17 +453,18 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 // considerTrial is called after a decision from prev to next on evidence
 // ev (which wanted R up or not, with demotions compressing or not): it
 // counts, per arm, the decisions in a row in which it may pay, and starts
-// a trial of the first arm that has had enough of them, is not waiting
-// out a back-off, and has a full steady window to be judged against. It
-// reports the R to apply.
+// a trial of the first arm that has had enough of them and is not waiting
+// out a back-off (a frames confirmation does not wait), given a full
+// steady window to be judged against. It reports the R to apply.
 func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wantedUp, compressing bool, now time.Time) float64 {
 	t := &c.trial
 	ok := c.mayPay(prev, next, alpha, ev, wantedUp, compressing)
+	before, full := t.steadyWindow()
 	start := -1
 	for a := range t.arms {
 		if !ok[a] {
 			t.stuck[a] = 0
-			if _, full := t.steadyWindow(); full {
+			if full {
 				// A first win is confirmed only in a row; the refill after
 				// it (the steady window not yet full) does not count.
 				t.arms[a].confirming = false
@@ -475,7 +476,6 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 			start = a
 		}
 	}
-	before, full := t.steadyWindow()
 	if start < 0 || !full || before.n == 0 {
 		return next
 	}
