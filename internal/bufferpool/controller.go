@@ -3,10 +3,7 @@ package bufferpool
 import (
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/stratadb/strata/internal/codec"
 )
 
 // The controller: R, the images' share of the budget under pressure, and
@@ -75,69 +72,6 @@ import (
 //
 // Lock rules: the controller's mutex guards its state; it is taken before
 // any partition's mu (adjust reads each partition under its shared lock).
-
-// timer accumulates durations between controller ticks without locks.
-type timer struct {
-	n, nanos atomic.Int64
-}
-
-func (t *timer) add(d time.Duration) {
-	t.n.Add(1)
-	t.nanos.Add(int64(d))
-}
-
-// take returns and resets the count and total.
-func (t *timer) take() (int64, int64) { return t.n.Swap(0), t.nanos.Swap(0) }
-
-// timing holds the pool's measurements of its three costs, and the whole
-// time of an access that hit an image or missed (from the start of the load
-// to its end: the eviction it caused, compression included, the store read,
-// decompression, verification and any wait for the partition's lock).
-type timing struct {
-	disk, decom, comp timer
-	decomBy           [numCodecs]timer // decompressions per codec
-	hitC, miss        timer
-}
-
-// numCodecs bounds the codec ids timed separately.
-const numCodecs = 8
-
-func (t *timing) addDecom(c codec.ID, d time.Duration) {
-	t.decom.add(d)
-	if int(c) < numCodecs {
-		t.decomBy[c].add(d)
-	}
-}
-
-// ewma is an exponentially weighted moving average of per-event costs.
-type ewma struct {
-	v     float64 // nanoseconds
-	valid bool
-}
-
-// fold merges an interval's n events of total nanos: the weight of the new
-// interval grows with its number of events, so a quiet interval barely
-// moves the average and a busy one dominates it.
-func (e *ewma) fold(n, nanos int64) {
-	if n == 0 {
-		return
-	}
-	mean := float64(nanos) / float64(n)
-	if !e.valid {
-		e.v, e.valid = mean, true
-		return
-	}
-	w := 1 - math.Pow(0.5, float64(n)/64) // half-life of 64 events
-	e.v += w * (mean - e.v)
-}
-
-// value is the average, or 0 before the first event.
-func (e *ewma) value() float64 {
-	if !e.valid {
-		return 0
-	}
-	return e.v
-}
 
 // evidence is what the partitions counted since the controller's last
 // decision.

@@ -1,0 +1,144 @@
+package bufferpool
+
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"time"
+
+	"github.com/stratadb/strata/internal/codec"
+)
+
+// Timing the pool's costs for the controller.
+//
+// Loads and demotions add the durations of their reads, decompressions,
+// compressions and whole accesses to timers without locks; each
+// controller interval takes every timer's events and folds them into a
+// moving average (ewma). A timer keeps its events in buckets a quarter of
+// an octave wide, so that the interval's total can be taken robustly:
+// durations beyond timerOutlier times the interval's median count as
+// that. Under CPU contention a thread descheduled in the middle of a load
+// stretches that one load a hundredfold (an image hit of 26 µs measured
+// at 4 ms); a few such loads in an interval of a thousand raised the
+// interval's mean image-hit time from 26 to 97 µs, and the far view
+// (depth.go) jumped R from 0.93 to 0.20 on that one interval
+// (docs/BENCHMARKS.md). A real change of cost moves the median and is
+// followed at once; tails within timerOutlier of it (a disk's) are kept.
+//
+// Lock rules: none. A timer is updated and taken with atomics; a take
+// that races an add may see the add's count without its duration or the
+// reverse, which misplaces one event.
+
+// timerOutlier bounds a duration, as a multiple of its interval's median,
+// in the total a timer reports.
+const timerOutlier = 8
+
+// Buckets: four per octave from 2^timerMinOctave ns (256 ns) to 2^31 ns
+// (about 2 s); shorter durations fall in the first and longer in the last.
+const (
+	timerMinOctave = 8
+	timerBuckets   = 4 * (31 - timerMinOctave)
+)
+
+// timer accumulates durations between controller ticks without locks.
+type timer struct {
+	b [timerBuckets]struct{ n, nanos atomic.Int64 }
+}
+
+// timerBucket is the bucket of a duration of d nanoseconds.
+func timerBucket(d int64) int {
+	if d <= 0 {
+		return 0
+	}
+	top := bits.Len64(uint64(d)) - 1 // d in [2^top, 2^(top+1))
+	quarter := 0
+	if top >= 2 {
+		quarter = int(d>>(top-2)) & 3
+	}
+	return min(timerBuckets-1, max(0, 4*(top-timerMinOctave)+quarter))
+}
+
+func (t *timer) add(d time.Duration) {
+	b := &t.b[timerBucket(int64(d))]
+	b.nanos.Add(int64(d))
+	b.n.Add(1)
+}
+
+// take returns and resets the count of the events since the last take,
+// and their total with each duration bounded by timerOutlier times their
+// median.
+func (t *timer) take() (n, nanos int64) {
+	var counts, sums [timerBuckets]int64
+	for i := range t.b {
+		counts[i], sums[i] = t.b[i].n.Swap(0), t.b[i].nanos.Swap(0)
+		n += counts[i]
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	var median float64 // the mean of the median's bucket
+	for i, seen := 0, int64(0); i < timerBuckets; i++ {
+		if seen += counts[i]; seen >= (n+1)/2 {
+			median = float64(sums[i]) / float64(counts[i])
+			break
+		}
+	}
+	bound := timerOutlier * median
+	var total float64
+	for i, k := range counts {
+		if k > 0 {
+			total += math.Min(float64(sums[i]), float64(k)*bound)
+		}
+	}
+	return n, int64(total)
+}
+
+// timing holds the pool's measurements of its three costs, and the whole
+// time of an access that hit an image or missed (from the start of the load
+// to its end: the eviction it caused, compression included, the store read,
+// decompression, verification and any wait for the partition's lock).
+type timing struct {
+	disk, decom, comp timer
+	decomBy           [numCodecs]timer // decompressions per codec
+	hitC, miss        timer
+}
+
+// numCodecs bounds the codec ids timed separately.
+const numCodecs = 8
+
+func (t *timing) addDecom(c codec.ID, d time.Duration) {
+	t.decom.add(d)
+	if int(c) < numCodecs {
+		t.decomBy[c].add(d)
+	}
+}
+
+// ewma is an exponentially weighted moving average of per-event costs.
+type ewma struct {
+	v     float64 // nanoseconds
+	valid bool
+}
+
+// fold merges an interval's n events of total nanos: the weight of the new
+// interval grows with its number of events, so a quiet interval barely
+// moves the average and a busy one dominates it.
+func (e *ewma) fold(n, nanos int64) {
+	if n == 0 {
+		return
+	}
+	mean := float64(nanos) / float64(n)
+	if !e.valid {
+		e.v, e.valid = mean, true
+		return
+	}
+	w := 1 - math.Pow(0.5, float64(n)/64) // half-life of 64 events
+	e.v += w * (mean - e.v)
+}
+
+// value is the average, or 0 before the first event.
+func (e *ewma) value() float64 {
+	if !e.valid {
+		return 0
+	}
+	return e.v
+}
