@@ -17,21 +17,33 @@ import (
 // moving average (ewma). A timer keeps its events in buckets a quarter of
 // an octave wide, so that the interval's total can be taken robustly:
 // durations beyond timerOutlier times the interval's median count as
-// that. Under CPU contention a thread descheduled in the middle of a load
-// stretches that one load a hundredfold (an image hit of 26 µs measured
-// at 4 ms); a few such loads in an interval of a thousand raised the
-// interval's mean image-hit time from 26 to 97 µs, and the far view
-// (depth.go) jumped R from 0.93 to 0.20 on that one interval
-// (docs/BENCHMARKS.md). A real change of cost moves the median and is
-// followed at once; tails within timerOutlier of it (a disk's) are kept.
+// that, unless more of them lie beyond than an outlier explains (1% of
+// the events, and at least timerOutliers): the bound is the larger of
+// timerOutlier times the median and the end of the bucket that holds the
+// last event but those. Under
+// CPU contention a thread descheduled in the middle of a load stretches
+// that one load a hundredfold (an image hit of 26 µs measured at 4 ms); a
+// few such loads in an interval of a thousand raised the interval's mean
+// image-hit time from 26 to 97 µs, and the far view (depth.go) jumped R
+// from 0.93 to 0.20 on that one interval (docs/BENCHMARKS.md). A real
+// change of cost moves the median and is followed at once; a disk's tail
+// within timerOutlier of its median is kept, and so is a real minority
+// mode of more events than that however slow: an image hit whose
+// demotion compresses (zstd-19: 300–1,500 µs, against 26 µs for one whose
+// demotion is free) is part of what image hits cost.
 //
 // Lock rules: none. A timer is updated and taken with atomics; a take
 // that races an add may see the add's count without its duration or the
 // reverse, which misplaces one event.
 
 // timerOutlier bounds a duration, as a multiple of its interval's median,
-// in the total a timer reports.
-const timerOutlier = 8
+// in the total a timer reports; timerOutliers is the least number of
+// events, of an interval's slowest, that may be bounded (a 5 ms interval
+// of a hundred loads holds one or two a descheduled thread stretched).
+const (
+	timerOutlier  = 8
+	timerOutliers = 4
+)
 
 // Buckets: four per octave from 2^timerMinOctave ns (256 ns) to 2^31 ns
 // (about 2 s); shorter durations fall in the first and longer in the last.
@@ -64,9 +76,16 @@ func (t *timer) add(d time.Duration) {
 	b.n.Add(1)
 }
 
+// timerBucketEnd is the least duration, in nanoseconds, beyond bucket i.
+func timerBucketEnd(i int) float64 {
+	top, quarter := i/4+timerMinOctave, i%4
+	return float64(int64(5+quarter) << (top - 2))
+}
+
 // take returns and resets the count of the events since the last take,
-// and their total with each duration bounded by timerOutlier times their
-// median.
+// and their total with each duration bounded by the larger of timerOutlier
+// times their median and the duration of all but their slowest
+// max(1%, timerOutliers).
 func (t *timer) take() (n, nanos int64) {
 	var counts, sums [timerBuckets]int64
 	for i := range t.b {
@@ -76,14 +95,23 @@ func (t *timer) take() (n, nanos int64) {
 	if n == 0 {
 		return 0, 0
 	}
-	var median float64 // the mean of the median's bucket
+	// The mean of the median's bucket, and the end of the bucket that
+	// holds the last event but the slowest tail.
+	var median, body float64
+	tail := max(n/100, timerOutliers)
 	for i, seen := 0, int64(0); i < timerBuckets; i++ {
-		if seen += counts[i]; seen >= (n+1)/2 {
+		seen += counts[i]
+		if median == 0 && seen >= (n+1)/2 && counts[i] > 0 {
 			median = float64(sums[i]) / float64(counts[i])
+		}
+		if seen >= n-tail && counts[i] > 0 {
+			body = math.Max(body, timerBucketEnd(i))
+		}
+		if median > 0 && seen >= n-tail {
 			break
 		}
 	}
-	bound := timerOutlier * median
+	bound := math.Max(timerOutlier*median, body)
 	var total float64
 	for i, k := range counts {
 		if k > 0 {
