@@ -440,13 +440,13 @@ func (p *Pool) adjust() {
 	ev.hitsC, c.seenHitsC = hitsC-c.seenHitsC, hitsC
 	ev.misses, c.seenMisses = misses-c.seenMisses, misses
 	ev.demotions, c.seenDemotions = demotions-c.seenDemotions, demotions
-	c.tDisk.fold(p.timing.disk.take())
-	c.tDecom.fold(p.timing.decom.take())
-	c.tComp.fold(p.timing.comp.take())
-	c.tHitC.fold(p.timing.hitC.take())
-	c.tMiss.fold(p.timing.miss.take())
+	c.tDisk.foldTimer(&p.timing.disk)
+	c.tDecom.foldTimer(&p.timing.decom)
+	c.tComp.foldTimer(&p.timing.comp)
+	c.tHitC.foldTimer(&p.timing.hitC)
+	c.tMiss.foldTimer(&p.timing.miss)
 	for i := range c.tDecomBy {
-		c.tDecomBy[i].fold(p.timing.decomBy[i].take())
+		c.tDecomBy[i].foldTimer(&p.timing.decomBy[i])
 	}
 	now := time.Now()
 	c.probe.wanted = c.probeDue(ev, now, p.opts.ControllerInterval)

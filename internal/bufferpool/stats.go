@@ -21,7 +21,9 @@ type Stats struct {
 
 	// Costs measured online: T_disk_read (store read of one image),
 	// T_decom (decompression of one page), T_comp (compression of one
-	// demoted page). Moving averages.
+	// demoted page). Moving averages, of which an interval's few
+	// durations far beyond the others (a descheduled thread) are bounded
+	// (timer.go).
 	TDiskRead, TDecom, TComp time.Duration
 	// TDecomByCodec is T_decom per codec of the pages decompressed (a
 	// store may hold pages of several codecs); TDecom is their mix.
@@ -29,7 +31,8 @@ type Stats struct {
 	// TImageHit and TMiss are the whole times of an access that hit an
 	// image and of one that missed, from the start of its load to its end:
 	// the eviction it caused (a demotion's compression included), the
-	// store read, decompression, verification and waits. Moving averages.
+	// store read, decompression, verification and waits. Moving averages,
+	// bounded as above.
 	TImageHit, TMiss time.Duration
 	// TimePerAccess is the controller's objective, measured: (image hits
 	// × TImageHit + misses × TMiss) per access (image hits × T_decom +

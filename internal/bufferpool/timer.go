@@ -34,7 +34,8 @@ import (
 //
 // Lock rules: none. A timer is updated and taken with atomics; a take
 // that races an add may see the add's count without its duration or the
-// reverse, which misplaces one event.
+// reverse, which misplaces one event (the median is kept within its
+// bucket's range, so such an event cannot move the bound).
 
 // timerOutlier bounds a duration, as a multiple of its interval's median,
 // in the total a timer reports; timerOutliers is the least number of
@@ -82,39 +83,56 @@ func timerBucketEnd(i int) float64 {
 	return float64(int64(5+quarter) << (top - 2))
 }
 
+// timerBucketStart is the least duration, in nanoseconds, in bucket i
+// (bucket 0 also holds all shorter ones).
+func timerBucketStart(i int) float64 {
+	if i == 0 {
+		return 0
+	}
+	return timerBucketEnd(i - 1)
+}
+
 // take returns and resets the count of the events since the last take,
-// and their total with each duration bounded by the larger of timerOutlier
-// times their median and the duration of all but their slowest
-// max(1%, timerOutliers).
-func (t *timer) take() (n, nanos int64) {
+// and their total with each duration bounded by timerOutlier times the
+// larger of their median and prior (the cost as known before: an interval
+// of a few events has no median to speak of), or by the duration of all
+// but their slowest max(1%, timerOutliers) if that is longer.
+func (t *timer) take(prior float64) (n, nanos int64) {
 	var counts, sums [timerBuckets]int64
 	for i := range t.b {
-		counts[i], sums[i] = t.b[i].n.Swap(0), t.b[i].nanos.Swap(0)
-		n += counts[i]
+		if t.b[i].n.Load() != 0 || t.b[i].nanos.Load() != 0 {
+			counts[i], sums[i] = t.b[i].n.Swap(0), t.b[i].nanos.Swap(0)
+			n += counts[i]
+		}
 	}
-	if n == 0 {
+	if n <= 0 {
 		return 0, 0
 	}
-	// The mean of the median's bucket, and the end of the bucket that
-	// holds the last event but the slowest tail.
+	// The median: the mean of its bucket, kept within the bucket (a take
+	// that races an add may see a count without its duration); and the
+	// end of the bucket that holds the last event but the slowest tail.
 	var median, body float64
 	tail := max(n/100, timerOutliers)
 	for i, seen := 0, int64(0); i < timerBuckets; i++ {
+		if counts[i] <= 0 {
+			continue
+		}
 		seen += counts[i]
-		if median == 0 && seen >= (n+1)/2 && counts[i] > 0 {
-			median = float64(sums[i]) / float64(counts[i])
+		if median == 0 && seen > n/2 { // the upper median: of two, the slower
+			mean := float64(sums[i]) / float64(counts[i])
+			median = math.Min(math.Max(mean, timerBucketStart(i)), timerBucketEnd(i))
 		}
-		if seen >= n-tail && counts[i] > 0 {
-			body = math.Max(body, timerBucketEnd(i))
+		if body == 0 && seen >= n-tail {
+			body = timerBucketEnd(i)
 		}
-		if median > 0 && seen >= n-tail {
+		if median > 0 && body > 0 {
 			break
 		}
 	}
-	bound := math.Max(timerOutlier*median, body)
 	var total float64
+	bound := math.Max(timerOutlier*math.Max(median, prior), body)
 	for i, k := range counts {
-		if k > 0 {
+		if k > 0 && sums[i] > 0 {
 			total += math.Min(float64(sums[i]), float64(k)*bound)
 		}
 	}
@@ -162,6 +180,10 @@ func (e *ewma) fold(n, nanos int64) {
 	w := 1 - math.Pow(0.5, float64(n)/64) // half-life of 64 events
 	e.v += w * (mean - e.v)
 }
+
+// foldTimer takes t's interval, bounded with the average as its prior, and
+// folds it.
+func (e *ewma) foldTimer(t *timer) { e.fold(t.take(e.value())) }
 
 // value is the average, or 0 before the first event.
 func (e *ewma) value() float64 {

@@ -17,13 +17,13 @@ func TestTimerBoundsDescheduledLoads(t *testing.T) {
 	for range 5 {
 		tm.add(10 * time.Millisecond)
 	}
-	n, nanos := tm.take()
+	n, nanos := tm.take(0)
 	mean := time.Duration(nanos / n)
 	if n != 1000 || mean > 30*time.Microsecond {
 		t.Fatalf("%d events, mean %v: want 1000 events near 26 µs (unbounded: %v)", n, mean,
 			(995*26*time.Microsecond+5*10*time.Millisecond)/1000)
 	}
-	if n, nanos := tm.take(); n != 0 || nanos != 0 {
+	if n, nanos := tm.take(0); n != 0 || nanos != 0 {
 		t.Fatalf("take did not reset: %d events, %d ns", n, nanos)
 	}
 	// A short interval: two stretched loads in sixty.
@@ -32,7 +32,7 @@ func TestTimerBoundsDescheduledLoads(t *testing.T) {
 	}
 	tm.add(5 * time.Millisecond)
 	tm.add(3 * time.Millisecond)
-	if n, nanos := tm.take(); n != 62 || time.Duration(nanos/n) > 40*time.Microsecond {
+	if n, nanos := tm.take(0); n != 62 || time.Duration(nanos/n) > 40*time.Microsecond {
 		t.Fatalf("short interval: %d events, mean %v: want 62 near 26 µs", n, time.Duration(nanos/n))
 	}
 }
@@ -61,7 +61,7 @@ func TestTimerKeepsRealCosts(t *testing.T) {
 				tm.add(d)
 			}
 		}
-		n, nanos := tm.take()
+		n, nanos := tm.take(0)
 		got := float64(nanos) / float64(n)
 		if math.Abs(got-float64(tc.mean)) > 0.01*float64(tc.mean) {
 			t.Errorf("%s: mean %v, want %v", tc.name, time.Duration(got), tc.mean)
@@ -85,5 +85,63 @@ func TestTimerBuckets(t *testing.T) {
 		if d >= 1<<timerMinOctave && d*5/4+1 < 1<<31 && timerBucket(d*5/4+1) == b {
 			t.Fatalf("durations %d and %d ns share bucket %d: wider than a quarter octave", d, d*5/4+1, b)
 		}
+	}
+}
+
+// TestTimerSmallIntervals: an interval of a few events has no median to
+// speak of. Of two reads, one from the OS's cache and one from the device,
+// neither is an outlier; with a prior cost, one load stretched by a
+// descheduled thread is bounded even among four.
+func TestTimerSmallIntervals(t *testing.T) {
+	var tm timer
+	tm.add(5 * time.Microsecond)
+	tm.add(200 * time.Microsecond)
+	if n, nanos := tm.take(0); n != 2 || time.Duration(nanos) != 205*time.Microsecond {
+		t.Errorf("two reads: %d events, %v in all, want 2 and 205µs", n, time.Duration(nanos))
+	}
+	tm.add(5 * time.Microsecond)
+	tm.add(5 * time.Microsecond)
+	tm.add(200 * time.Microsecond)
+	if n, nanos := tm.take(float64(100 * time.Microsecond)); n != 3 || time.Duration(nanos) != 210*time.Microsecond {
+		t.Errorf("two cached reads and a device read, reads known at 100µs: %d events, %v in all, want 3 and 210µs", n, time.Duration(nanos))
+	}
+	for range 3 {
+		tm.add(26 * time.Microsecond)
+	}
+	tm.add(4 * time.Millisecond)
+	if n, nanos := tm.take(float64(26 * time.Microsecond)); n != 4 || time.Duration(nanos/n) > 80*time.Microsecond {
+		t.Errorf("a stretched load in four: %d events, mean %v, want 4 and ≤ 80µs", n, time.Duration(nanos/n))
+	}
+}
+
+// TestTimerTakeRacingAdd: a take that sees counts without their durations
+// (an add between its two steps) must not bound the interval to nothing.
+func TestTimerTakeRacingAdd(t *testing.T) {
+	var tm timer
+	tm.b[timerBucket(int64(26*time.Microsecond))].n.Add(2) // counted, durations not yet added
+	tm.add(30 * time.Microsecond)
+	if n, nanos := tm.take(0); n != 3 || time.Duration(nanos) != 30*time.Microsecond {
+		t.Errorf("%d events, %v in all, want 3 and 30µs", n, time.Duration(nanos))
+	}
+	// One count of three without its duration: the median bucket's mean
+	// is two thirds of its events' and would lower the bound.
+	tm.add(26 * time.Microsecond)
+	tm.add(26 * time.Microsecond)
+	tm.b[timerBucket(int64(26*time.Microsecond))].n.Add(1)
+	tm.add(180 * time.Microsecond)
+	if n, nanos := tm.take(0); n != 4 || time.Duration(nanos) != 232*time.Microsecond {
+		t.Errorf("%d events, %v in all, want 4 and 232µs", n, time.Duration(nanos))
+	}
+}
+
+// TestProbeReadBounded: a probe (one store read when nothing misses) that
+// a descheduled controller goroutine stretched is bounded like the timers'
+// outliers: it moved T_disk_read from 100 µs to over 1 ms.
+func TestProbeReadBounded(t *testing.T) {
+	var c controller
+	c.tDisk = ewma{v: float64(100 * time.Microsecond), valid: true}
+	c.ageMissCost(5*time.Millisecond, 10*time.Microsecond)
+	if max := 100*time.Microsecond + (timerOutlier*100*time.Microsecond-100*time.Microsecond)/4; time.Duration(c.tDisk.v) > max {
+		t.Fatalf("T_disk_read %v after a 5 ms probe, want ≤ %v", time.Duration(c.tDisk.v), max)
 	}
 }
