@@ -72,7 +72,7 @@ func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error)
 		// making room for its own frame) before it is promoted.
 		pt.desc(di).pins.Add(1)
 	}
-	f, err := pt.allocFrame()
+	f, comp, err := pt.allocFrame()
 	if err == nil {
 		// allocFrame may have released mu: check nothing changed.
 		if di2, ok := pt.table[id]; ok != cached || (ok && (di2 != di || pt.desc(di).state.Load() != stImage)) {
@@ -131,10 +131,10 @@ func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error)
 	if ld.promote {
 		pt.st.hitsC.Add(1)
 		pt.st.promotions.Add(1)
-		pt.pool.timing.hitC.add(time.Since(start))
+		pt.pool.timing.addHitC(time.Since(start), comp)
 	} else {
 		pt.st.misses.Add(1)
-		pt.pool.timing.miss.add(time.Since(start))
+		pt.pool.timing.addMiss(time.Since(start), comp)
 	}
 	return pt.handOut(id, ld.di, f, mode), false, nil
 }
@@ -276,7 +276,7 @@ func (pt *partition) newPage(id PageID) (Page, error) {
 		pt.mu.Unlock()
 		return Page{}, fmt.Errorf("bufferpool: new page %d is already cached", id)
 	}
-	f, err := pt.allocFrame()
+	f, _, err := pt.allocFrame()
 	if err != nil {
 		pt.mu.Unlock()
 		return Page{}, fmt.Errorf("bufferpool: new page %d: %w", id, err)

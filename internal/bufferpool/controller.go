@@ -440,13 +440,13 @@ func (p *Pool) adjust() {
 	ev.hitsC, c.seenHitsC = hitsC-c.seenHitsC, hitsC
 	ev.misses, c.seenMisses = misses-c.seenMisses, misses
 	ev.demotions, c.seenDemotions = demotions-c.seenDemotions, demotions
-	c.tDisk.foldTimer(&p.timing.disk)
-	c.tDecom.foldTimer(&p.timing.decom)
-	c.tComp.foldTimer(&p.timing.comp)
-	c.tHitC.foldTimer(&p.timing.hitC)
-	c.tMiss.foldTimer(&p.timing.miss)
+	c.tDisk.foldTimers(&p.timing.disk)
+	c.tDecom.foldTimers(&p.timing.decom)
+	c.tComp.foldTimers(&p.timing.comp)
+	c.tHitC.foldTimers(&p.timing.hitC, &p.timing.hitCComp)
+	c.tMiss.foldTimers(&p.timing.miss, &p.timing.missComp)
 	for i := range c.tDecomBy {
-		c.tDecomBy[i].foldTimer(&p.timing.decomBy[i])
+		c.tDecomBy[i].foldTimers(&p.timing.decomBy[i])
 	}
 	now := time.Now()
 	c.probe.wanted = c.probeDue(ev, now, p.opts.ControllerInterval)

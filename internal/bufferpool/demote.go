@@ -24,8 +24,8 @@ import (
 // frame needs mu and a TryLock of its latch.
 
 // demote evicts clean frame f of descriptor di (see above); the frame is
-// free afterwards.
-func (pt *partition) demote(di, f int32) {
+// free afterwards. It returns how long it compressed (0 if it did not).
+func (pt *partition) demote(di, f int32) time.Duration {
 	d := pt.desc(di)
 	pt.ghostU.add(d.id)
 	d.evictedAt = pt.below.push()
@@ -38,7 +38,7 @@ func (pt *partition) demote(di, f int32) {
 		pt.pushImg(di)
 		pt.st.demotions.Add(1)
 		pt.st.freeDemotions.Add(1)
-		return
+		return 0
 	case pt.imagesOff():
 	case !pt.pool.compressing.Load():
 		// Compressing demotions do not pay (the controller's gate):
@@ -47,14 +47,14 @@ func (pt *partition) demote(di, f int32) {
 		pt.ghostC.add(d.id)
 		pt.st.ctlSkipped.Add(1)
 	default:
-		pt.compressDemote(di, f)
-		return
+		return pt.compressDemote(di, f)
 	}
 	pt.offerFrame(d, f)
 	pt.dropImage(d, true)
 	pt.releaseFrame(f)
 	d.frame = -1
 	pt.retire(di)
+	return 0
 }
 
 // imageFromFrame turns page di, whose image is in place, from frame f
@@ -70,8 +70,8 @@ func (pt *partition) imageFromFrame(di, f int32) {
 
 // compressDemote compresses frame f of page di into a new image, releasing
 // mu while it compresses, and drops the page if the image does not fit or
-// the page does not compress.
-func (pt *partition) compressDemote(di, f int32) {
+// the page does not compress. It returns how long it compressed.
+func (pt *partition) compressDemote(di, f int32) time.Duration {
 	d := pt.desc(di)
 	d.state.Store(stDemoting)
 	if pt.ghostC.take(d.id) {
@@ -84,7 +84,8 @@ func (pt *partition) compressDemote(di, f int32) {
 	bp := pt.pool.scratch.Get().(*[]byte)
 	start := time.Now()
 	img, used, err := codec.EncodePage(pt.pool.codec, (*bp)[:0], pt.frameData(f))
-	pt.pool.timing.comp.add(time.Since(start))
+	took := time.Since(start)
+	pt.pool.timing.comp.add(took)
 	pt.mu.Lock()
 	// The bytes are in img: the frame is not needed any more, and its
 	// memory may go to the image.
@@ -106,4 +107,5 @@ func (pt *partition) compressDemote(di, f int32) {
 	}
 	pt.pool.scratch.Put(bp)
 	pt.signalLoadDone()
+	return took
 }

@@ -16,7 +16,8 @@ import (
 // budget if there is none: the images give way if they hold more than their
 // share, the frames otherwise (a frame is demoted to an image or dropped).
 // It may release mu meanwhile; callers check the table again afterwards.
-func (pt *partition) allocFrame() (int32, error) {
+// comp is how long the demotions it caused compressed.
+func (pt *partition) allocFrame() (f int32, comp time.Duration, err error) {
 	var waitStart time.Time
 	for {
 		if len(pt.freeDescs) == 0 {
@@ -28,7 +29,7 @@ func (pt *partition) allocFrame() (int32, error) {
 		f, busy := pt.takeFrame()
 		if f >= 0 {
 			pt.noteWait(waitStart)
-			return f, nil
+			return f, comp, nil
 		}
 		if busy {
 			// A goroutine that waited on this frame's previous page
@@ -43,7 +44,8 @@ func (pt *partition) allocFrame() (int32, error) {
 		if pt.imagesOverShare() && pt.shrinkImages(pt.ps) {
 			continue
 		}
-		evicted, dirty := pt.evictFrame(false)
+		evicted, dirty, took := pt.evictFrame(false)
+		comp += took
 		if evicted {
 			continue
 		}
@@ -58,14 +60,14 @@ func (pt *partition) allocFrame() (int32, error) {
 		// frees one, and the write error says why.
 		if werr := pt.writeErr.Load(); dirty && werr != nil {
 			pt.noteWait(waitStart)
-			return -1, fmt.Errorf("%w: dirty pages cannot be written back: %w", ErrNoFrame, *werr)
+			return -1, comp, fmt.Errorf("%w: dirty pages cannot be written back: %w", ErrNoFrame, *werr)
 		}
 		if waitStart.IsZero() {
 			waitStart = time.Now()
 			pt.st.fbWaits.Add(1)
 		} else if waited := time.Since(waitStart); waited > 10*time.Second {
 			pt.noteWait(waitStart)
-			return -1, fmt.Errorf("%w: every frame pinned or dirty for %v", ErrNoFrame, waited.Round(time.Second))
+			return -1, comp, fmt.Errorf("%w: every frame pinned or dirty for %v", ErrNoFrame, waited.Round(time.Second))
 		}
 		ch := pt.cleaned
 		pt.waiting.Add(1)
@@ -139,8 +141,9 @@ func (pt *partition) releaseFrame(f int32) {
 // with onlyFree, which makes room for an image: an image can go instead). With onlyFree it takes only a frame that
 // has a redundant image (its demotion compresses nothing and never
 // releases mu), and turns the hand at most once around. It reports
-// whether a frame was freed, and whether it passed dirty frames.
-func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
+// whether a frame was freed, whether it passed dirty frames, and how long
+// the demotion compressed.
+func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool, comp time.Duration) {
 	n := len(pt.frameDesc)
 	turns := 2 * n
 	if onlyFree {
@@ -184,17 +187,19 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
 			}
 			continue
 		}
-		if pt.evictAt(f) {
-			return true, sawDirty
+		if ok, comp := pt.evictAt(f); ok {
+			return true, sawDirty, comp
 		}
 	}
-	if spare >= 0 && !onlyFree && pt.evictAt(spare) {
-		return true, sawDirty
+	if spare >= 0 && !onlyFree {
+		if ok, comp := pt.evictAt(spare); ok {
+			return true, sawDirty, comp
+		}
 	}
 	if sawDirty {
 		pt.pool.kickCleaner()
 	}
-	return false, sawDirty
+	return false, sawDirty, 0
 }
 
 // maxInnerSkips is how many protected inner pages one eviction passes over
@@ -202,17 +207,18 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool) {
 // the partition mutex when inner pages fill most of the frames.
 const maxInnerSkips = 32
 
-// evictAt demotes the page in frame f, if its latch is free.
-func (pt *partition) evictAt(f int32) bool {
+// evictAt demotes the page in frame f, if its latch is free, and returns
+// how long the demotion compressed.
+func (pt *partition) evictAt(f int32) (bool, time.Duration) {
 	if !pt.latches[f].TryLock() {
-		return false
+		return false, 0
 	}
 	pt.sinceEviction = 0
 	pt.frameEvictions.Add(1)
 	pt.st.ctlFrameEvictions.Add(1)
-	pt.demote(pt.frameDesc[f], f)
+	comp := pt.demote(pt.frameDesc[f], f)
 	pt.latches[f].Unlock()
-	return true
+	return true, comp
 }
 
 // innerProtected says whether d is an inner page used within the last

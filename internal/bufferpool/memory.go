@@ -119,7 +119,7 @@ func (pt *partition) roomForImage() bool {
 		if pt.releaseIdleFrame() {
 			return true
 		}
-		if evicted, _ := pt.evictFrame(true); evicted {
+		if evicted, _, _ := pt.evictFrame(true); evicted {
 			return pt.releaseIdleFrame()
 		}
 	}

@@ -105,10 +105,14 @@ func (p *Pool) probeIfWanted() bool {
 // ageMissCost moves T_disk_read and T_miss a probeWeight of the way toward
 // a probe that read a page in read and decompressed it in decom.
 func (c *controller) ageMissCost(read, decom time.Duration) {
+	// One read and one decompression, which a descheduled controller
+	// goroutine may have stretched: bounded as the timers bound theirs
+	// (timer.go).
 	if c.tDisk.valid {
-		// One read, which a descheduled controller goroutine may have
-		// stretched: bounded as the timers bound theirs (timer.go).
 		read = min(read, time.Duration(timerOutlier*c.tDisk.v))
+	}
+	if c.tDecom.valid {
+		decom = min(decom, time.Duration(timerOutlier*c.tDecom.v))
 	}
 	c.tDisk.toward(float64(read), probeWeight)
 	whole := float64(read + decom)

@@ -15,35 +15,38 @@ import (
 // compressions and whole accesses to timers without locks; each
 // controller interval takes every timer's events and folds them into a
 // moving average (ewma). A timer keeps its events in buckets a quarter of
-// an octave wide, so that the interval's total can be taken robustly:
-// durations beyond timerOutlier times the interval's median count as
-// that, unless more of them lie beyond than an outlier explains (1% of
-// the events, and at least timerOutliers): the bound is the larger of
-// timerOutlier times the median and the end of the bucket that holds the
-// last event but those. Under
-// CPU contention a thread descheduled in the middle of a load stretches
-// that one load a hundredfold (an image hit of 26 µs measured at 4 ms); a
+// an octave wide, so that the interval's total can be taken robustly: a
+// duration beyond timerOutlier times the interval's median counts as
+// that (with fewer than timerMedianEvents events, times the larger of the
+// median and the cost known before). Under CPU contention a thread
+// descheduled in the middle of a load stretches that one load a
+// hundredfold (an image hit of 26 µs measured at 4 ms): about one load in
+// a hundred of 26 µs, one in twenty of 200 µs, beside two busy loops. A
 // few such loads in an interval of a thousand raised the interval's mean
 // image-hit time from 26 to 97 µs, and the far view (depth.go) jumped R
-// from 0.93 to 0.20 on that one interval (docs/BENCHMARKS.md). A real
-// change of cost moves the median and is followed at once; a disk's tail
-// within timerOutlier of its median is kept, and so is a real minority
-// mode of more events than that however slow: an image hit whose
-// demotion compresses (zstd-19: 300–1,500 µs, against 26 µs for one whose
-// demotion is free) is part of what image hits cost.
+// from 0.93 to 0.20 on that one interval (docs/BENCHMARKS.md).
+//
+// What is bounded is what is far from the median, so a real cost that
+// comes in two modes is timed in two timers: a load whose eviction
+// compressed a demotion (300–1,500 µs with zstd-19, against 26 µs for an
+// image hit whose demotion is free) is timed apart from one whose did not,
+// and the two are folded together. A real change of cost moves the median
+// and is followed at once; a disk's tail within timerOutlier of its median
+// is kept. Real costs that are cut: rare ones beyond that bound, such as a
+// free-buffer wait, or a device read among reads the OS cache served.
 //
 // Lock rules: none. A timer is updated and taken with atomics; a take
 // that races an add may see the add's count without its duration or the
 // reverse, which misplaces one event (the median is kept within its
-// bucket's range, so such an event cannot move the bound).
+// bucket's range).
 
 // timerOutlier bounds a duration, as a multiple of its interval's median,
-// in the total a timer reports; timerOutliers is the least number of
-// events, of an interval's slowest, that may be bounded (a 5 ms interval
-// of a hundred loads holds one or two a descheduled thread stretched).
+// in the total a timer reports; an interval of fewer than
+// timerMedianEvents events is bounded by the larger of its median and the
+// cost known before (of three loads, one stretched is the median's equal).
 const (
-	timerOutlier  = 8
-	timerOutliers = 4
+	timerOutlier      = 8
+	timerMedianEvents = 16
 )
 
 // Buckets: four per octave from 2^timerMinOctave ns (256 ns) to 2^31 ns
@@ -77,8 +80,12 @@ func (t *timer) add(d time.Duration) {
 	b.n.Add(1)
 }
 
-// timerBucketEnd is the least duration, in nanoseconds, beyond bucket i.
+// timerBucketEnd is the least duration, in nanoseconds, beyond bucket i
+// (none beyond the last).
 func timerBucketEnd(i int) float64 {
+	if i >= timerBuckets-1 {
+		return math.Inf(1)
+	}
 	top, quarter := i/4+timerMinOctave, i%4
 	return float64(int64(5+quarter) << (top - 2))
 }
@@ -93,10 +100,9 @@ func timerBucketStart(i int) float64 {
 }
 
 // take returns and resets the count of the events since the last take,
-// and their total with each duration bounded by timerOutlier times the
-// larger of their median and prior (the cost as known before: an interval
-// of a few events has no median to speak of), or by the duration of all
-// but their slowest max(1%, timerOutliers) if that is longer.
+// and their total with each duration bounded by timerOutlier times their
+// median, or, with fewer than timerMedianEvents events, times the larger
+// of the median and prior (the cost as known before).
 func (t *timer) take(prior float64) (n, nanos int64) {
 	var counts, sums [timerBuckets]int64
 	for i := range t.b {
@@ -108,29 +114,25 @@ func (t *timer) take(prior float64) (n, nanos int64) {
 	if n <= 0 {
 		return 0, 0
 	}
-	// The median: the mean of its bucket, kept within the bucket (a take
-	// that races an add may see a count without its duration); and the
-	// end of the bucket that holds the last event but the slowest tail.
-	var median, body float64
-	tail := max(n/100, timerOutliers)
+	// The upper median (of two, the slower): the mean of its bucket, kept
+	// within the bucket (a take that races an add may see a count
+	// without its duration).
+	var median float64
 	for i, seen := 0, int64(0); i < timerBuckets; i++ {
 		if counts[i] <= 0 {
 			continue
 		}
-		seen += counts[i]
-		if median == 0 && seen > n/2 { // the upper median: of two, the slower
+		if seen += counts[i]; seen > n/2 {
 			mean := float64(sums[i]) / float64(counts[i])
 			median = math.Min(math.Max(mean, timerBucketStart(i)), timerBucketEnd(i))
-		}
-		if body == 0 && seen >= n-tail {
-			body = timerBucketEnd(i)
-		}
-		if median > 0 && body > 0 {
 			break
 		}
 	}
+	if n < timerMedianEvents {
+		median = math.Max(median, prior)
+	}
+	bound := timerOutlier * median
 	var total float64
-	bound := math.Max(timerOutlier*math.Max(median, prior), body)
 	for i, k := range counts {
 		if k > 0 && sums[i] > 0 {
 			total += math.Min(float64(sums[i]), float64(k)*bound)
@@ -146,7 +148,29 @@ func (t *timer) take(prior float64) (n, nanos int64) {
 type timing struct {
 	disk, decom, comp timer
 	decomBy           [numCodecs]timer // decompressions per codec
-	hitC, miss        timer
+	// Whole times, of the loads whose evictions compressed nothing and of
+	// those whose did (two modes, timed apart: see the top of this file).
+	hitC, hitCComp, miss, missComp timer
+}
+
+// addHitC times an image hit of whole duration d, whose evictions
+// compressed for comp.
+func (t *timing) addHitC(d, comp time.Duration) {
+	if comp > 0 {
+		t.hitCComp.add(d)
+	} else {
+		t.hitC.add(d)
+	}
+}
+
+// addMiss times a miss of whole duration d, whose evictions compressed
+// for comp.
+func (t *timing) addMiss(d, comp time.Duration) {
+	if comp > 0 {
+		t.missComp.add(d)
+	} else {
+		t.miss.add(d)
+	}
 }
 
 // numCodecs bounds the codec ids timed separately.
@@ -181,9 +205,16 @@ func (e *ewma) fold(n, nanos int64) {
 	e.v += w * (mean - e.v)
 }
 
-// foldTimer takes t's interval, bounded with the average as its prior, and
-// folds it.
-func (e *ewma) foldTimer(t *timer) { e.fold(t.take(e.value())) }
+// foldTimers takes the intervals of timers (the modes of one cost),
+// each bounded with the average as its prior, and folds them.
+func (e *ewma) foldTimers(timers ...*timer) {
+	var n, nanos int64
+	for _, t := range timers {
+		k, ns := t.take(e.value())
+		n, nanos = n+k, nanos+ns
+	}
+	e.fold(n, nanos)
+}
 
 // value is the average, or 0 before the first event.
 func (e *ewma) value() float64 {
