@@ -72,7 +72,7 @@ func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error)
 		// making room for its own frame) before it is promoted.
 		pt.desc(di).pins.Add(1)
 	}
-	f, comp, err := pt.allocFrame()
+	f, slow, err := pt.allocFrame()
 	if err == nil {
 		// allocFrame may have released mu: check nothing changed.
 		if di2, ok := pt.table[id]; ok != cached || (ok && (di2 != di || pt.desc(di).state.Load() != stImage)) {
@@ -131,10 +131,10 @@ func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error)
 	if ld.promote {
 		pt.st.hitsC.Add(1)
 		pt.st.promotions.Add(1)
-		pt.pool.timing.addHitC(time.Since(start), comp)
+		pt.pool.timing.addHitC(time.Since(start), slow)
 	} else {
 		pt.st.misses.Add(1)
-		pt.pool.timing.addMiss(time.Since(start), comp)
+		pt.pool.timing.addMiss(time.Since(start), slow)
 	}
 	return pt.handOut(id, ld.di, f, mode), false, nil
 }

@@ -191,7 +191,8 @@ func (c *controller) init(o Options) {
 
 // costs returns what an image hit and a miss cost more than a frame hit:
 // their measured whole times when there are measurements (which include
-// the demotions they caused, waits and scheduling), else the sums of their
+// the demotions they caused, waits and scheduling, a stretched few bounded:
+// timer.go), else the sums of their
 // parts (T_decom; T_disk_read + T_decom). whole says which.
 func (c *controller) costs() (hitC, miss float64, whole bool) {
 	hitC, miss = c.tDecom.value(), c.tDisk.value()+c.tDecom.value()
@@ -443,8 +444,8 @@ func (p *Pool) adjust() {
 	c.tDisk.foldTimers(&p.timing.disk)
 	c.tDecom.foldTimers(&p.timing.decom)
 	c.tComp.foldTimers(&p.timing.comp)
-	c.tHitC.foldTimers(&p.timing.hitC, &p.timing.hitCComp)
-	c.tMiss.foldTimers(&p.timing.miss, &p.timing.missComp)
+	c.tHitC.foldTimers(&p.timing.hitC, &p.timing.hitCSlow)
+	c.tMiss.foldTimers(&p.timing.miss, &p.timing.missSlow)
 	for i := range c.tDecomBy {
 		c.tDecomBy[i].foldTimers(&p.timing.decomBy[i])
 	}

@@ -9,15 +9,17 @@ import (
 // The uncompressed tier: frame allocation and frame replacement (CLOCK).
 //
 // Lock rules: called with mu held, and returning with it held. allocFrame
-// releases mu and takes it again while it compresses a victim (demote.go)
-// or waits for the page cleaner; the others never release it.
+// releases mu and takes it again while it compresses a victim (demote.go,
+// through evictFrame and evictAt: evictFrame(true) never compresses), while
+// it yields to a goroutine still holding a freed frame's latch, and while it
+// waits for the page cleaner; the others never release it.
 
 // allocFrame returns a free frame, latched exclusively, making room in the
 // budget if there is none: the images give way if they hold more than their
 // share, the frames otherwise (a frame is demoted to an image or dropped).
 // It may release mu meanwhile; callers check the table again afterwards.
-// comp is how long the demotions it caused compressed.
-func (pt *partition) allocFrame() (f int32, comp time.Duration, err error) {
+// slow is how long it compressed demotions and waited for the cleaner.
+func (pt *partition) allocFrame() (f int32, slow time.Duration, err error) {
 	var waitStart time.Time
 	for {
 		if len(pt.freeDescs) == 0 {
@@ -28,8 +30,7 @@ func (pt *partition) allocFrame() (f int32, comp time.Duration, err error) {
 		pt.shedToBudget()
 		f, busy := pt.takeFrame()
 		if f >= 0 {
-			pt.noteWait(waitStart)
-			return f, comp, nil
+			return f, slow + pt.noteWait(waitStart), nil
 		}
 		if busy {
 			// A goroutine that waited on this frame's previous page
@@ -44,8 +45,8 @@ func (pt *partition) allocFrame() (f int32, comp time.Duration, err error) {
 		if pt.imagesOverShare() && pt.shrinkImages(pt.ps) {
 			continue
 		}
-		evicted, dirty, took := pt.evictFrame(false)
-		comp += took
+		evicted, dirty, comp := pt.evictFrame(false)
+		slow += comp
 		if evicted {
 			continue
 		}
@@ -59,15 +60,13 @@ func (pt *partition) allocFrame() (f int32, comp time.Duration, err error) {
 		// dirty frames cannot be written (the store failed): then no wait
 		// frees one, and the write error says why.
 		if werr := pt.writeErr.Load(); dirty && werr != nil {
-			pt.noteWait(waitStart)
-			return -1, comp, fmt.Errorf("%w: dirty pages cannot be written back: %w", ErrNoFrame, *werr)
+			return -1, slow + pt.noteWait(waitStart), fmt.Errorf("%w: dirty pages cannot be written back: %w", ErrNoFrame, *werr)
 		}
 		if waitStart.IsZero() {
 			waitStart = time.Now()
 			pt.st.fbWaits.Add(1)
 		} else if waited := time.Since(waitStart); waited > 10*time.Second {
-			pt.noteWait(waitStart)
-			return -1, comp, fmt.Errorf("%w: every frame pinned or dirty for %v", ErrNoFrame, waited.Round(time.Second))
+			return -1, slow + pt.noteWait(waitStart), fmt.Errorf("%w: every frame pinned or dirty for %v", ErrNoFrame, waited.Round(time.Second))
 		}
 		ch := pt.cleaned
 		pt.waiting.Add(1)
@@ -115,10 +114,13 @@ func (pt *partition) takeFrame() (f int32, busy bool) {
 	return int32(slot), false
 }
 
-func (pt *partition) noteWait(start time.Time) {
-	if !start.IsZero() {
-		pt.st.fbWaitNanos.Add(int64(time.Since(start)))
+func (pt *partition) noteWait(start time.Time) time.Duration {
+	if start.IsZero() {
+		return 0
 	}
+	waited := time.Since(start)
+	pt.st.fbWaitNanos.Add(int64(waited))
+	return waited
 }
 
 // releaseFrame returns frame f to the free set (its latch stays as it is).

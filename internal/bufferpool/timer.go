@@ -17,8 +17,8 @@ import (
 // moving average (ewma). A timer keeps its events in buckets a quarter of
 // an octave wide, so that the interval's total can be taken robustly: a
 // duration beyond timerOutlier times the interval's median counts as
-// that (with fewer than timerMedianEvents events, times the larger of the
-// median and the cost known before). Under CPU contention a thread
+// that (with fewer than timerMedianEvents events, times the timer's own
+// moving average of what it reported before, once it has one). Under CPU contention a thread
 // descheduled in the middle of a load stretches that one load a
 // hundredfold (an image hit of 26 µs measured at 4 ms): about one load in
 // a hundred of 26 µs, one in twenty of 200 µs, beside two busy loops. A
@@ -27,13 +27,16 @@ import (
 // from 0.93 to 0.20 on that one interval (docs/BENCHMARKS.md).
 //
 // What is bounded is what is far from the median, so a real cost that
-// comes in two modes is timed in two timers: a load whose eviction
-// compressed a demotion (300–1,500 µs with zstd-19, against 26 µs for an
-// image hit whose demotion is free) is timed apart from one whose did not,
-// and the two are folded together. A real change of cost moves the median
-// and is followed at once; a disk's tail within timerOutlier of its median
-// is kept. Real costs that are cut: rare ones beyond that bound, such as a
-// free-buffer wait, or a device read among reads the OS cache served.
+// comes in two modes is timed in two timers: a load whose frame
+// allocation compressed a demotion (300–1,500 µs with zstd-19, against 26
+// µs for an image hit whose demotion is free) or waited for the page
+// cleaner is timed apart from one whose did not, each bounded by its own
+// median, and the two are folded together. A real change of cost moves
+// the median and is followed at once (in intervals of few events, by up to
+// timerOutlier times a decision); a disk's tail within timerOutlier of its
+// median is kept. Real costs that are cut: any minority of a timer's events
+// beyond that bound, such as a device read among reads the OS cache
+// served, or a wait for the partition's lock.
 //
 // Lock rules: none. A timer is updated and taken with atomics; a take
 // that races an add may see the add's count without its duration or the
@@ -42,8 +45,8 @@ import (
 
 // timerOutlier bounds a duration, as a multiple of its interval's median,
 // in the total a timer reports; an interval of fewer than
-// timerMedianEvents events is bounded by the larger of its median and the
-// cost known before (of three loads, one stretched is the median's equal).
+// timerMedianEvents events is bounded by its timer's moving average
+// instead (of two loads, one stretched is the upper median).
 const (
 	timerOutlier      = 8
 	timerMedianEvents = 16
@@ -59,6 +62,10 @@ const (
 // timer accumulates durations between controller ticks without locks.
 type timer struct {
 	b [timerBuckets]struct{ n, nanos atomic.Int64 }
+	// ref is the moving average of what take reported: the bound of an
+	// interval of few events. Only take reads and writes it (the
+	// controller, under its mutex).
+	ref ewma
 }
 
 // timerBucket is the bucket of a duration of d nanoseconds.
@@ -101,9 +108,9 @@ func timerBucketStart(i int) float64 {
 
 // take returns and resets the count of the events since the last take,
 // and their total with each duration bounded by timerOutlier times their
-// median, or, with fewer than timerMedianEvents events, times the larger
-// of the median and prior (the cost as known before).
-func (t *timer) take(prior float64) (n, nanos int64) {
+// median, or, with fewer than timerMedianEvents events, times the timer's
+// moving average (once it has one).
+func (t *timer) take() (n, nanos int64) {
 	var counts, sums [timerBuckets]int64
 	for i := range t.b {
 		if t.b[i].n.Load() != 0 || t.b[i].nanos.Load() != 0 {
@@ -128,8 +135,8 @@ func (t *timer) take(prior float64) (n, nanos int64) {
 			break
 		}
 	}
-	if n < timerMedianEvents {
-		median = math.Max(median, prior)
+	if n < timerMedianEvents && t.ref.valid {
+		median = t.ref.v
 	}
 	bound := timerOutlier * median
 	var total float64
@@ -138,6 +145,7 @@ func (t *timer) take(prior float64) (n, nanos int64) {
 			total += math.Min(float64(sums[i]), float64(k)*bound)
 		}
 	}
+	t.ref.fold(n, int64(total))
 	return n, int64(total)
 }
 
@@ -148,26 +156,27 @@ func (t *timer) take(prior float64) (n, nanos int64) {
 type timing struct {
 	disk, decom, comp timer
 	decomBy           [numCodecs]timer // decompressions per codec
-	// Whole times, of the loads whose evictions compressed nothing and of
-	// those whose did (two modes, timed apart: see the top of this file).
-	hitC, hitCComp, miss, missComp timer
+	// Whole times, of the loads whose frame allocation neither compressed
+	// nor waited for the cleaner and of those whose did (two modes, timed
+	// apart: see the top of this file).
+	hitC, hitCSlow, miss, missSlow timer
 }
 
-// addHitC times an image hit of whole duration d, whose evictions
-// compressed for comp.
-func (t *timing) addHitC(d, comp time.Duration) {
-	if comp > 0 {
-		t.hitCComp.add(d)
+// addHitC times an image hit of whole duration d, whose frame allocation
+// compressed demotions and waited for the cleaner for slow.
+func (t *timing) addHitC(d, slow time.Duration) {
+	if slow > 0 {
+		t.hitCSlow.add(d)
 	} else {
 		t.hitC.add(d)
 	}
 }
 
-// addMiss times a miss of whole duration d, whose evictions compressed
-// for comp.
-func (t *timing) addMiss(d, comp time.Duration) {
-	if comp > 0 {
-		t.missComp.add(d)
+// addMiss times a miss of whole duration d, whose frame allocation
+// compressed demotions and waited for the cleaner for slow.
+func (t *timing) addMiss(d, slow time.Duration) {
+	if slow > 0 {
+		t.missSlow.add(d)
 	} else {
 		t.miss.add(d)
 	}
@@ -205,12 +214,12 @@ func (e *ewma) fold(n, nanos int64) {
 	e.v += w * (mean - e.v)
 }
 
-// foldTimers takes the intervals of timers (the modes of one cost),
-// each bounded with the average as its prior, and folds them.
+// foldTimers takes the intervals of timers (the modes of one cost), each
+// bounded by its own median, and folds them.
 func (e *ewma) foldTimers(timers ...*timer) {
 	var n, nanos int64
 	for _, t := range timers {
-		k, ns := t.take(e.value())
+		k, ns := t.take()
 		n, nanos = n+k, nanos+ns
 	}
 	e.fold(n, nanos)

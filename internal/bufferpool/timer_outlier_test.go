@@ -2,8 +2,11 @@ package bufferpool
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/stratadb/strata/internal/vfs"
 )
 
 // TestTimerBoundsDescheduledLoads: a few loads stretched a hundredfold by
@@ -17,7 +20,7 @@ func TestTimerBoundsDescheduledLoads(t *testing.T) {
 	for range 5 {
 		tm.add(10 * time.Millisecond)
 	}
-	n, nanos := tm.take(0)
+	n, nanos := tm.take()
 	mean := time.Duration(nanos / n)
 	if n != 1000 || mean > 30*time.Microsecond {
 		t.Fatalf("%d events, mean %v: want 1000 events near 26 µs (unbounded: %v)", n, mean,
@@ -30,10 +33,10 @@ func TestTimerBoundsDescheduledLoads(t *testing.T) {
 	for range 18 {
 		tm.add(4 * time.Millisecond)
 	}
-	if n, nanos := tm.take(0); n != 1000 || time.Duration(nanos/n) > 30*time.Microsecond {
+	if n, nanos := tm.take(); n != 1000 || time.Duration(nanos/n) > 30*time.Microsecond {
 		t.Fatalf("18 stretched loads in 1,000: mean %v, want near 26 µs", time.Duration(nanos/n))
 	}
-	if n, nanos := tm.take(0); n != 0 || nanos != 0 {
+	if n, nanos := tm.take(); n != 0 || nanos != 0 {
 		t.Fatalf("take did not reset: %d events, %d ns", n, nanos)
 	}
 	// A short interval: two stretched loads in sixty.
@@ -42,7 +45,7 @@ func TestTimerBoundsDescheduledLoads(t *testing.T) {
 	}
 	tm.add(5 * time.Millisecond)
 	tm.add(3 * time.Millisecond)
-	if n, nanos := tm.take(0); n != 62 || time.Duration(nanos/n) > 40*time.Microsecond {
+	if n, nanos := tm.take(); n != 62 || time.Duration(nanos/n) > 40*time.Microsecond {
 		t.Fatalf("short interval: %d events, mean %v: want 62 near 26 µs", n, time.Duration(nanos/n))
 	}
 }
@@ -68,7 +71,7 @@ func TestTimerKeepsRealCosts(t *testing.T) {
 				tm.add(d)
 			}
 		}
-		n, nanos := tm.take(0)
+		n, nanos := tm.take()
 		got := float64(nanos) / float64(n)
 		if math.Abs(got-float64(tc.mean)) > 0.01*float64(tc.mean) {
 			t.Errorf("%s: mean %v, want %v", tc.name, time.Duration(got), tc.mean)
@@ -97,26 +100,29 @@ func TestTimerBuckets(t *testing.T) {
 
 // TestTimerSmallIntervals: an interval of a few events has no median to
 // speak of. Of two reads, one from the OS's cache and one from the device,
-// neither is an outlier; with a prior cost, one load stretched by a
-// descheduled thread is bounded even among four.
+// neither is an outlier; once the timer knows its cost, a device read among
+// cached ones is kept and one load stretched by a descheduled thread is
+// bounded even among four.
 func TestTimerSmallIntervals(t *testing.T) {
 	var tm timer
 	tm.add(5 * time.Microsecond)
 	tm.add(200 * time.Microsecond)
-	if n, nanos := tm.take(0); n != 2 || time.Duration(nanos) != 205*time.Microsecond {
+	if n, nanos := tm.take(); n != 2 || time.Duration(nanos) != 205*time.Microsecond {
 		t.Errorf("two reads: %d events, %v in all, want 2 and 205µs", n, time.Duration(nanos))
 	}
+	tm = timer{ref: ewma{v: float64(100 * time.Microsecond), valid: true}}
 	tm.add(5 * time.Microsecond)
 	tm.add(5 * time.Microsecond)
 	tm.add(200 * time.Microsecond)
-	if n, nanos := tm.take(float64(100 * time.Microsecond)); n != 3 || time.Duration(nanos) != 210*time.Microsecond {
+	if n, nanos := tm.take(); n != 3 || time.Duration(nanos) != 210*time.Microsecond {
 		t.Errorf("two cached reads and a device read, reads known at 100µs: %d events, %v in all, want 3 and 210µs", n, time.Duration(nanos))
 	}
+	tm = timer{ref: ewma{v: float64(26 * time.Microsecond), valid: true}}
 	for range 3 {
 		tm.add(26 * time.Microsecond)
 	}
 	tm.add(4 * time.Millisecond)
-	if n, nanos := tm.take(float64(26 * time.Microsecond)); n != 4 || time.Duration(nanos/n) > 80*time.Microsecond {
+	if n, nanos := tm.take(); n != 4 || time.Duration(nanos/n) > 80*time.Microsecond {
 		t.Errorf("a stretched load in four: %d events, mean %v, want 4 and ≤ 80µs", n, time.Duration(nanos/n))
 	}
 }
@@ -127,16 +133,17 @@ func TestTimerTakeRacingAdd(t *testing.T) {
 	var tm timer
 	tm.b[timerBucket(int64(26*time.Microsecond))].n.Add(2) // counted, durations not yet added
 	tm.add(30 * time.Microsecond)
-	if n, nanos := tm.take(0); n != 3 || time.Duration(nanos) != 30*time.Microsecond {
+	if n, nanos := tm.take(); n != 3 || time.Duration(nanos) != 30*time.Microsecond {
 		t.Errorf("%d events, %v in all, want 3 and 30µs", n, time.Duration(nanos))
 	}
 	// One count of three without its duration: the median bucket's mean
 	// is two thirds of its events' and would lower the bound.
+	tm = timer{}
 	tm.add(26 * time.Microsecond)
 	tm.add(26 * time.Microsecond)
 	tm.b[timerBucket(int64(26*time.Microsecond))].n.Add(1)
 	tm.add(180 * time.Microsecond)
-	if n, nanos := tm.take(0); n != 4 || time.Duration(nanos) != 232*time.Microsecond {
+	if n, nanos := tm.take(); n != 4 || time.Duration(nanos) != 232*time.Microsecond {
 		t.Errorf("%d events, %v in all, want 4 and 232µs", n, time.Duration(nanos))
 	}
 }
@@ -151,12 +158,20 @@ func TestProbeReadBounded(t *testing.T) {
 	if max := 100*time.Microsecond + (timerOutlier*100*time.Microsecond-100*time.Microsecond)/4; time.Duration(c.tDisk.v) > max {
 		t.Fatalf("T_disk_read %v after a 5 ms probe, want ≤ %v", time.Duration(c.tDisk.v), max)
 	}
+	c = controller{}
+	c.tDisk = ewma{v: float64(100 * time.Microsecond), valid: true}
+	c.tDecom = ewma{v: float64(20 * time.Microsecond), valid: true}
+	c.ageMissCost(100*time.Microsecond, 5*time.Millisecond)
+	if max := 100*time.Microsecond + timerOutlier*20*time.Microsecond; !c.tMiss.valid || time.Duration(c.tMiss.v) > max {
+		t.Fatalf("T_miss %v after a probe decompressing for 5 ms, want ≤ %v", time.Duration(c.tMiss.v), max)
+	}
 }
 
 // TestTimingKeepsCompressingLoads: image hits whose eviction compressed a
 // demotion cost forty times the others; as a minority (5%, and a few in a
 // short interval, spread over 300–1,500 µs) they are a real part of what
-// image hits cost, timed apart and folded in whole.
+// image hits cost, timed apart and folded in whole. Which loads compressed
+// is what the pool reports (TestLoadsThatCompressedTimedApart).
 func TestTimingKeepsCompressingLoads(t *testing.T) {
 	for _, tc := range []struct {
 		free, comp int
@@ -173,10 +188,35 @@ func TestTimingKeepsCompressingLoads(t *testing.T) {
 			want += d + 25*time.Microsecond
 		}
 		var e ewma
-		e.foldTimers(&tg.hitC, &tg.hitCComp)
+		e.foldTimers(&tg.hitC, &tg.hitCSlow)
 		want /= time.Duration(tc.free + tc.comp)
 		if got := time.Duration(e.v); got < want*99/100 || got > want*101/100 {
 			t.Errorf("%d free and %d compressing image hits: T_hit %v, want %v", tc.free, tc.comp, got, want)
 		}
+	}
+}
+
+// TestLoadsThatCompressedTimedApart: at R = 0.05 pages keep no image, so a
+// miss's frame allocation compresses the page it demotes: those misses are
+// timed in the slow timer, the rest in the other.
+func TestLoadsThatCompressedTimedApart(t *testing.T) {
+	const budget = 1 << 20
+	n := 3 * budget / testPageSize
+	s := openStore(t, vfs.NewMem(), "zstd")
+	defer s.Close()
+	writePages(t, s, n)
+	opts := poolOptions(budget, 0.05)
+	opts.ControllerInterval = time.Hour // the test takes the timers
+	p, err := New(s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	readRandom(t, p, rand.New(rand.NewPCG(3, 4)), n, 2*n)
+	slow, _ := p.timing.missSlow.take()
+	fast, _ := p.timing.miss.take()
+	comps, _ := p.timing.comp.take()
+	if slow == 0 || comps == 0 || slow > comps {
+		t.Fatalf("%d misses timed as compressing, %d not, %d compressions: want some, and no more than the compressions", slow, fast, comps)
 	}
 }
