@@ -153,6 +153,15 @@ type controller struct {
 	probe prober
 	// trial measures the regimes the climb cannot see (trial.go).
 	trial trial
+	// settling counts the intervals after a trial went back in which
+	// nothing is decided (its evidence is dropped): the images dropped for
+	// the trial come back only as their pages miss, and those misses, on
+	// pages the frames evicted, looked to the uncompressed ghost like what
+	// more frames would save (after a lost frames trial, sysbench point
+	// reads at 0.5× the memory, 4 KiB pages: one step from where the
+	// images were refilling, R 0.95 to the floor 0.35, with 1.6% misses
+	// where R = 0.95 has none).
+	settling int
 	// alpha is α as last measured (imageAlpha), 0.5 before any image:
 	// with compressions off below the floor the images drain to none, and
 	// copyMayPay still needs the codec's ratio.
@@ -485,6 +494,11 @@ func (p *Pool) adjust() {
 		c.syncCompressing(p, now)
 		if c.trial.framesHeld(now) {
 			c.trial.observeSteady(iv, p.Share()) // trial.go: a kept frames trial holds
+			return
+		}
+		if c.settling > 0 {
+			c.settling-- // after a trial went back: the refill is not evidence
+			c.trial.observeSteady(iv, p.Share())
 			return
 		}
 		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)

@@ -81,8 +81,9 @@ import (
 // trial can still decide it; the back-offs bound what a wrong verdict
 // costs.
 //
-// A lost trial goes back (R, and whether demotions compressed) and its arm
-// waits trialBackoff before the next, twice as long after each loss in a
+// A lost trial goes back (R, and whether demotions compressed), nothing is
+// decided for trialSettle intervals after (controller.settling: the
+// refill), and its arm waits trialBackoff before the next, twice as long after each loss in a
 // row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
 // as long after each keep of it in a row (up to maxTrialBackoff): the
 // copy arm by keeping the far view (lowerShare) and the hill climb from
@@ -358,6 +359,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		return 0, false
 	}
 	t.intervals++
+	c.settling = 0 // set again if this trial goes back
 	if t.intervals > trialSettle {
 		t.during.add(iv)
 	}
@@ -383,12 +385,14 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 			// on the way must (see the top of this file).
 			a.confirming, a.confirmFrom, a.confirmBefore = true, t.from, t.before
 			a.notBefore = now.Add(a.backoff)
+			c.settling = trialSettle
 			return t.from, true
 		}
 	}
 	a.confirming = false
 	if !won {
 		a.lost(now)
+		c.settling = trialSettle
 		return t.from, true
 	}
 	a.won(now)
