@@ -57,7 +57,8 @@ import (
 // (trial.go) measure both, and hold what they keep for a while.
 //
 // Nothing is decided and the gate judges nothing during a trial or a
-// kept frames trial's hold (trial.go), nor during the warm-up (warmedUp):
+// kept frames trial's hold (trial.go), for trialSettle intervals after a
+// trial goes back (settling: the refill), nor during the warm-up (warmedUp):
 // until the memory is full and the frames have turned over, the costs and
 // hits are those of a pool filling up, not of its steady state.
 //

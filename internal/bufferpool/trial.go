@@ -83,8 +83,8 @@ import (
 //
 // A lost trial goes back (R, and whether demotions compressed), nothing is
 // decided for trialSettle intervals after (controller.settling: the
-// refill), and its arm waits trialBackoff before the next, twice as long after each loss in a
-// row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
+// refill's misses are not evidence), and its arm waits trialBackoff before
+// the next, twice as long after each loss in a row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
 // as long after each keep of it in a row (up to maxTrialBackoff): the
 // copy arm by keeping the far view (lowerShare) and the hill climb from
 // taking R below the floor (they may still raise it, and the frames arm
@@ -352,7 +352,8 @@ func (c *controller) share(a armKind) float64 {
 // observeTrial folds one interval's measurement into a running trial. It
 // reports whether a trial ran this interval (no decision is taken then)
 // and the R to apply: the arm's while it runs, then that or the R before
-// it. Whether demotions compress follows (syncCompressing).
+// it (and then sets c.settling). Whether demotions compress follows
+// (syncCompressing).
 func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool) {
 	t := &c.trial
 	if !t.active {
