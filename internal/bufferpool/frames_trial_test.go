@@ -245,12 +245,7 @@ func TestFramesTrialSwitchesCompressionInPool(t *testing.T) {
 		t.Helper()
 		read()
 		p.compressing.Store(compressing)
-		c.mu.Lock()
-		c.warm = true
-		c.trial.active, c.trial.arm, c.trial.from, c.trial.before = true, armFrames, 0.9, before
-		c.trial.intervals, c.trial.during = 0, window{}
-		c.trial.arms[armFrames].tried++
-		c.mu.Unlock()
+		forceFramesTrial(c, 0.9, before)
 		p.adjust()
 		if p.compressing.Load() || p.Share() != p.opts.MinShare {
 			t.Fatalf("during a frames trial: compressing %v, R %.2f; want off at MinShare", p.compressing.Load(), p.Share())
@@ -420,4 +415,15 @@ func TestFramesTrialConfirmedInARow(t *testing.T) {
 	if r := finishTrial(t, c, faster, start); r != c.minShare || !kept(c) {
 		t.Errorf("two frames wins in a row: R %.2f, kept %v; want MinShare kept", r, kept(c))
 	}
+}
+
+// forceFramesTrial starts a frames trial from R from, judged against the
+// window before, in a warm pool's controller (the next adjust runs it).
+func forceFramesTrial(c *controller, from float64, before window) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.warm = true
+	c.trial.active, c.trial.arm, c.trial.from, c.trial.before = true, armFrames, from, before
+	c.trial.intervals, c.trial.during = 0, window{}
+	c.trial.arms[armFrames].tried++
 }

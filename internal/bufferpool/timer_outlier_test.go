@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
-
-	"github.com/stratadb/strata/internal/vfs"
 )
 
 // TestTimerBoundsDescheduledLoads: a few loads stretched a hundredfold by
@@ -200,19 +198,11 @@ func TestTimingKeepsCompressingLoads(t *testing.T) {
 // miss's frame allocation compresses the page it demotes: those misses are
 // timed in the slow timer, the rest in the other.
 func TestLoadsThatCompressedTimedApart(t *testing.T) {
-	const budget = 1 << 20
-	n := 3 * budget / testPageSize
-	s := openStore(t, vfs.NewMem(), "zstd")
-	defer s.Close()
-	writePages(t, s, n)
-	opts := poolOptions(budget, 0.05)
-	opts.ControllerInterval = time.Hour // the test takes the timers
-	p, err := New(s, opts)
-	if err != nil {
-		t.Fatal(err)
+	p, n := simPool(t, 3, hotSetBudget, 0.05, 0, func(o *Options) { o.ControllerInterval = time.Hour }) // the test takes the timers
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2 * n {
+		readSimPage(t, p, PageID(rng.Uint64N(n)))
 	}
-	defer p.Close()
-	readRandom(t, p, rand.New(rand.NewPCG(3, 4)), n, 2*n)
 	slow, _ := p.timing.missSlow.take()
 	fast, _ := p.timing.miss.take()
 	comps, _ := p.timing.comp.take()

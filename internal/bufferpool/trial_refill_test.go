@@ -23,13 +23,7 @@ func TestTrialReturnSettles(t *testing.T) {
 		}
 	}
 	read()
-	c.mu.Lock()
-	c.warm = true
-	fast := window{cost: 1, n: 1e12, wall: 1e9} // no trial beats it
-	c.trial.active, c.trial.arm, c.trial.from, c.trial.before = true, armFrames, 0.9, fast
-	c.trial.intervals, c.trial.during = 0, window{}
-	c.trial.arms[armFrames].tried++
-	c.mu.Unlock()
+	forceFramesTrial(c, 0.9, window{cost: 1, n: 1e12, wall: 1e9}) // no trial beats the window before
 	for c.trial.active {
 		read()
 		p.adjust()
