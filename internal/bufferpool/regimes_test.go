@@ -82,9 +82,9 @@ func poolOptions(budget int64, share float64) Options {
 
 // autoPoolOnDevice writes n pages to an in-memory store, reopens it behind
 // a simulated device whose reads take readLatency, and returns a pool of
-// the budget on it with R tuned online from start (closed at the test's
-// end).
-func autoPoolOnDevice(t *testing.T, budget int64, n int, readLatency time.Duration, start float64) *Pool {
+// the budget on it with R tuned online from start every interval (closed
+// at the test's end).
+func autoPoolOnDevice(t *testing.T, budget int64, n int, readLatency time.Duration, start float64, interval time.Duration) *Pool {
 	t.Helper()
 	mem := vfs.NewMem()
 	s := openStore(t, mem, "zstd")
@@ -94,7 +94,7 @@ func autoPoolOnDevice(t *testing.T, budget int64, n int, readLatency time.Durati
 	s = openStore(t, dev, "zstd")
 	t.Cleanup(func() { s.Close() })
 	opts := poolOptions(budget, -1)
-	opts.CompressedShare = start
+	opts.CompressedShare, opts.ControllerInterval = start, interval
 	p, err := New(s, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +202,7 @@ func TestSteadyStateFitsCompressedAuto(t *testing.T) {
 	}
 	const budget = 1 << 20
 	n := 3 * budget / testPageSize
-	p := autoPoolOnDevice(t, budget, n, 2*time.Millisecond, DefaultInitialShare)
+	p := autoPoolOnDevice(t, budget, n, 2*time.Millisecond, DefaultInitialShare, 5*time.Millisecond)
 	trace, ph := settleThenMeasure(t, p, rand.New(rand.NewPCG(5, 6)), n)
 	t.Logf("%v; R trace %.2f; model R %.2f", ph, trace, ph.after.ModelShare)
 	if m := ph.d(func(s Stats) int64 { return s.Misses }); m != 0 {
@@ -225,7 +225,7 @@ func TestControllerFollowsDataGrowth(t *testing.T) {
 	}
 	const budget = 1 << 20
 	n := 3 * budget / testPageSize
-	p := autoPoolOnDevice(t, budget, n, 2*time.Millisecond, 0.3)
+	p := autoPoolOnDevice(t, budget, n, 2*time.Millisecond, 0.3, 5*time.Millisecond)
 	rng := rand.New(rand.NewPCG(7, 8))
 	readRandom(t, p, rng, n/10, 20*n/10) // a tenth of the pages: fits in frames
 	start := time.Now()
