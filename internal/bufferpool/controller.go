@@ -57,8 +57,8 @@ import (
 // (trial.go) measure both, and hold what they keep for a while.
 //
 // Nothing is decided and the gate judges nothing during a trial or a
-// kept frames trial's hold (trial.go), for trialSettle intervals after a
-// trial goes back (settling: the refill), nor during the warm-up (warmedUp):
+// kept frames trial's hold (trial.go), after a trial goes back until the
+// tiers have refilled (settle), nor during the warm-up (warmedUp):
 // until the memory is full and the frames have turned over, the costs and
 // hits are those of a pool filling up, not of its steady state.
 //
@@ -154,15 +154,17 @@ type controller struct {
 	probe prober
 	// trial measures the regimes the climb cannot see (trial.go).
 	trial trial
-	// settling counts the intervals after a trial went back in which
-	// nothing is decided (its evidence is dropped): the images dropped for
-	// the trial come back only as their pages miss, and those misses, on
-	// pages the frames evicted, looked to the uncompressed ghost like what
-	// more frames would save (after a lost frames trial, sysbench point
-	// reads at 0.5× the memory, 4 KiB pages: one step from where the
-	// images were refilling, R 0.95 to the floor 0.35, with 1.6% misses
-	// where R = 0.95 has none).
-	settling int
+	// settling: a trial went back and nothing is decided (its evidence is
+	// dropped) until the tiers have refilled (settle): the images
+	// dropped for a frames trial, or the frames shrunk for a copy trial,
+	// come back only as their pages miss, and those misses, on pages the
+	// frames evicted, looked to the uncompressed ghost like what more
+	// frames would save (after a lost frames trial, sysbench point reads
+	// at 0.5× the memory, 4 KiB pages: one step from where the images
+	// were refilling, R 0.95 to the floor 0.35, with 1.6% misses where
+	// R = 0.95 has none). settled counts its intervals with accesses.
+	settling bool
+	settled  int
 	// alpha is α as last measured (imageAlpha), 0.5 before any image:
 	// with compressions off below the floor the images drain to none, and
 	// copyMayPay still needs the codec's ratio.
@@ -497,8 +499,8 @@ func (p *Pool) adjust() {
 			c.trial.observeSteady(iv, p.Share()) // trial.go: a kept frames trial holds
 			return
 		}
-		if c.settling > 0 {
-			c.settling-- // after a trial went back: the refill is not evidence
+		if c.settling {
+			c.settle(mem, iv) // after a trial went back: the refill is not evidence
 			c.trial.observeSteady(iv, p.Share())
 			return
 		}
@@ -530,8 +532,11 @@ func (p *Pool) adjust() {
 	}
 	tried := c.trial.tried()
 	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)
-	if c.trial.tried() > tried && c.adjustments == steps {
-		c.adjustments++ // a trial is a step (ControllerSteps), once; its end is not
+	if c.trial.tried() > tried {
+		c.trial.fromFrames, c.trial.fromImages = mem.frameBytes, mem.imageBytes // what a return refills (settle)
+		if c.adjustments == steps {
+			c.adjustments++ // a trial is a step (ControllerSteps), once; its end is not
+		}
 	}
 	c.syncCompressing(p, c.now)
 	c.applyShare(p, r)

@@ -82,8 +82,10 @@ import (
 // costs.
 //
 // A lost trial goes back (R, and whether demotions compressed), nothing is
-// decided for trialSettle intervals after (controller.settling: the
-// refill's misses are not evidence), and its arm waits trialBackoff before
+// decided until both tiers are back to refillShare of the bytes they held
+// before it, or for at least trialSettle and at most maxSettle intervals
+// with accesses (settle: the refill's misses are not evidence), and
+// its arm waits trialBackoff before
 // the next, twice as long after each loss in a row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
 // as long after each keep of it in a row (up to maxTrialBackoff): the
 // copy arm by keeping the far view (lowerShare) and the hill climb from
@@ -109,6 +111,10 @@ import (
 const (
 	trialPatience   = 8
 	trialSettle     = 10
+	// maxSettle bounds the settle after a trial went back (settle):
+	// a tier may not refill at all when the load changed meanwhile.
+	maxSettle   = 100
+	refillShare = 0.9
 	trialMeasure    = 10
 	trialBackoff    = time.Minute
 	maxTrialBackoff = 16 * time.Minute
@@ -249,6 +255,8 @@ type trial struct {
 	active    bool
 	arm       armKind // the arm under trial
 	from      float64 // R before the trial
+	// fromFrames, fromImages: the tiers' bytes when it started.
+	fromFrames, fromImages float64
 	before    window  // the steady window at that R
 	intervals int     // since the jump
 	during    window  // measured in the trial's window
@@ -360,7 +368,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		return 0, false
 	}
 	t.intervals++
-	c.settling = 0 // set again if this trial goes back
+	c.settling = false // set again if this trial goes back
 	if t.intervals > trialSettle {
 		t.during.add(iv)
 	}
@@ -386,14 +394,14 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 			// on the way must (see the top of this file).
 			a.confirming, a.confirmFrom, a.confirmBefore = true, t.from, t.before
 			a.notBefore = now.Add(a.backoff)
-			c.settling = trialSettle
+			c.settling, c.settled = true, 0
 			return t.from, true
 		}
 	}
 	a.confirming = false
 	if !won {
 		a.lost(now)
-		c.settling = trialSettle
+		c.settling, c.settled = true, 0
 		return t.from, true
 	}
 	a.won(now)
@@ -410,6 +418,26 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		t.framesKept = true
 	}
 	return c.share(t.arm), true
+}
+
+// settle counts interval iv of the settle after a trial went back, given
+// the memory at its end, and ends the settle (c.settling false) after at
+// least trialSettle intervals with accesses once both tiers are back to
+// refillShare of their bytes when the trial started, or after maxSettle
+// intervals with accesses. A frames trial drains the images and a copy
+// trial shrinks the frames; either refills only as its pages miss, at a
+// miss rate of 1–2% for many seconds (events point reads at 0.5× the
+// memory, 4 KiB pages: 1.9% misses in a window after a lost frames trial,
+// where R = 0.95 has none), and ten intervals were not enough.
+func (c *controller) settle(mem memState, iv window) {
+	if iv.n > 0 {
+		c.settled++
+	}
+	t := &c.trial
+	refilled := mem.frameBytes >= refillShare*t.fromFrames && mem.imageBytes >= refillShare*t.fromImages
+	if c.settled >= maxSettle || (c.settled >= trialSettle && refilled) {
+		c.settling = false
+	}
 }
 
 // holdsFloor reports whether R may not go to r: a kept copy trial holds
