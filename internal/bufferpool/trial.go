@@ -109,12 +109,12 @@ import (
 // Lock rules: called from adjust with the controller's mutex held.
 
 const (
-	trialPatience   = 8
-	trialSettle     = 10
+	trialPatience = 8
+	trialSettle   = 10
 	// maxSettle bounds the settle after a trial went back (settle):
 	// a tier may not refill at all when the load changed meanwhile.
-	maxSettle   = 100
-	refillShare = 0.9
+	maxSettle       = 100
+	refillShare     = 0.9
 	trialMeasure    = 10
 	trialBackoff    = time.Minute
 	maxTrialBackoff = 16 * time.Minute
@@ -252,14 +252,14 @@ func (a *arm) won(now time.Time) {
 
 // trial is the state of the exploration (see the top of this file).
 type trial struct {
-	active    bool
-	arm       armKind // the arm under trial
-	from      float64 // R before the trial
+	active bool
+	arm    armKind // the arm under trial
+	from   float64 // R before the trial
 	// fromFrames, fromImages: the tiers' bytes when it started.
 	fromFrames, fromImages float64
-	before    window  // the steady window at that R
-	intervals int     // since the jump
-	during    window  // measured in the trial's window
+	before                 window // the steady window at that R
+	intervals              int    // since the jump
+	during                 window // measured in the trial's window
 	// stuck counts, per arm, the decisions in a row in which it may pay.
 	stuck [numArms]int
 	// The steady window: the last trialMeasure intervals with R within
