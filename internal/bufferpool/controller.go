@@ -498,7 +498,7 @@ func (p *Pool) adjust() {
 			return
 		}
 		if c.settling {
-			c.settle(mem, iv) // after a trial went back: the refill is not evidence
+			c.settle(mem, ev) // after a trial went back: the refill is not evidence
 			c.trial.observeSteady(iv, p.Share())
 			return
 		}
@@ -531,7 +531,7 @@ func (p *Pool) adjust() {
 	tried := c.trial.tried()
 	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)
 	if c.trial.tried() > tried {
-		c.trial.fromFrames, c.trial.fromImages = mem.frameBytes, mem.imageBytes // what a return refills (settle)
+		c.trial.refillFrom(mem, decided) // what a return waits for (settle)
 		if c.adjustments == steps {
 			c.adjustments++ // a trial is a step (ControllerSteps), once; its end is not
 		}
@@ -671,6 +671,7 @@ func (p *Pool) SetShare(r float64) {
 	p.fixed.Store(true)
 	p.compressing.Store(true)
 	c.trial.end() // a trial under way, and its hold, end with the user's R
+	c.settling = false
 	r = math.Min(1, math.Max(0, r))
 	p.setShare(r)
 	p.target.Store(math.Float64bits(r))

@@ -34,13 +34,11 @@ func TestControllerLeavesExclusiveRegime(t *testing.T) {
 	p := autoPoolOnDevice(t, budget, n, 500*time.Microsecond, 0.15, interval)
 	rng := rand.New(rand.NewPCG(11, 12))
 	var trace []float64
-	lost := 0
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		kept, judged := copyTrialVerdict(p)
-		if kept {
-			break
+	var v copyVerdicts
+	for deadline := time.Now().Add(30 * time.Second); !v.poll(p); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no copy trial kept in 30 s (%d lost); R trace %.2f", v.lost, trace)
 		}
-		lost += judged
 		readRandom(t, p, rng, n, n)
 		trace = append(trace, p.Share())
 	}
@@ -51,26 +49,37 @@ func TestControllerLeavesExclusiveRegime(t *testing.T) {
 	ph := phase{before: p.Stats()}
 	readRandom(t, p, rng, n, 20000)
 	ph.after = p.Stats()
-	t.Logf("%v; R trace %.2f; trials %d (kept %d), copy trials lost and tried again %d", ph, trace, ph.after.ControllerTrials, ph.after.TrialsKept, lost)
-	if c := ph.d(func(s Stats) int64 { return s.Demotions - s.FreeDemotions }); c > ph.d(func(s Stats) int64 { return s.Demotions })/10 {
-		t.Errorf("%d of %d demotions compressed in the steady state: still exclusive", c, ph.d(func(s Stats) int64 { return s.Demotions }))
+	t.Logf("%v; R trace %.2f; trials %d (kept %d), copy trials lost and tried again %d", ph, trace, ph.after.ControllerTrials, ph.after.TrialsKept, v.lost)
+	demotions := ph.d(func(s Stats) int64 { return s.Demotions })
+	if demotions == 0 {
+		t.Fatal("no demotion in the steady state: nothing to judge")
+	}
+	if c := ph.d(func(s Stats) int64 { return s.Demotions - s.FreeDemotions }); c > demotions/10 {
+		t.Errorf("%d of %d demotions compressed in the steady state: still exclusive", c, demotions)
 	}
 }
 
-// copyTrialVerdict reports whether a trial of the copy arm has been kept
-// in p's controller and, if none has, how many were lost since the last
-// call (each then lets the arm be tried again at once).
-func copyTrialVerdict(p *Pool) (kept bool, lost int) {
+// copyVerdicts follows the copy arm's trials in a pool's controller.
+type copyVerdicts struct{ tried, lost int64 }
+
+// poll reports whether a copy trial has been kept; each one lost since the
+// last poll is counted and lets the arm be tried again at once.
+func (v *copyVerdicts) poll(p *Pool) bool {
 	c := &p.ctl
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a := &c.trial.arms[armCopy]
 	if a.kept > 0 {
-		return true, 0
+		return true
 	}
-	if !a.notBefore.IsZero() {
+	judged := a.tried
+	if c.trial.active && c.trial.arm == armCopy {
+		judged--
+	}
+	if judged > v.tried {
+		v.lost += judged - v.tried
+		v.tried = judged
 		a.notBefore = time.Time{}
-		return false, 1
 	}
-	return false, 0
+	return false
 }

@@ -83,10 +83,10 @@ import (
 // costs.
 //
 // A lost trial goes back (R, and whether demotions compressed), nothing is
-// decided until both tiers are back to refillShare of the bytes they held
-// before it, or for at least trialSettle and at most maxSettle intervals
-// with accesses (settle: the refill's misses are not evidence), and
-// its arm waits trialBackoff before
+// decided until the refill is over (both tiers back to refillShare of the
+// bytes they held before it, or the misses back to their rate before it),
+// and for at least trialSettle and at most maxSettle intervals with
+// accesses (settle: the refill's misses are not evidence), and its arm waits trialBackoff before
 // the next, twice as long after each loss in a row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
 // as long after each keep of it in a row (up to maxTrialBackoff): the
 // copy arm by keeping the far view (lowerShare) and the hill climb from
@@ -199,8 +199,9 @@ func (w window) rateSE(o window) float64 {
 
 // byRate compares the rates of w (the trial's) and before where both
 // windows were busy throughout and the rates differ by more than
-// trialMargin and by more than rateNoiseZ times the noise of the
-// intervals' rates (rateSE): decided, and whether w's is the higher.
+// trialMargin, and the means of their intervals' rates (where both have
+// two or more) by more than rateNoiseZ times their standard error
+// (rateSE): decided, and whether w's is the higher.
 // Beside two busy loops on two cores, adjacent windows of ten 20 ms
 // intervals differed by up to 40% in rate while their times per access
 // held 0.5–0.7× apart, and a copy trial that read faster by every other
@@ -210,7 +211,7 @@ func (w window) byRate(before window) (higher, decided bool) {
 	if rb <= 0 || ra <= 0 || w.idle != 0 || before.idle != 0 {
 		return false, false
 	}
-	if math.Abs(ra-rb) <= rateNoiseZ*w.rateSE(before) {
+	if w.k >= 2 && before.k >= 2 && math.Abs(w.sr/w.k-before.sr/before.k) <= rateNoiseZ*w.rateSE(before) {
 		return false, false
 	}
 	switch {
@@ -310,11 +311,12 @@ type trial struct {
 	active bool
 	arm    armKind // the arm under trial
 	from   float64 // R before the trial
-	// fromFrames, fromImages: the tiers' bytes when it started.
-	fromFrames, fromImages float64
-	before                 window // the steady window at that R
-	intervals              int    // since the jump
-	during                 window // measured in the trial's window
+	// fromFrames, fromImages, fromMisses: what a return waits for
+	// (refillFrom, settle).
+	fromFrames, fromImages, fromMisses float64
+	before                             window // the steady window at that R
+	intervals                          int    // since the jump
+	during                             window // measured in the trial's window
 	// stuck counts, per arm, the decisions in a row in which it may pay.
 	stuck [numArms]int
 	// The steady window: the last trialMeasure intervals with R within
@@ -475,23 +477,46 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	return c.share(t.arm), true
 }
 
-// settle counts interval iv of the settle after a trial went back, given
-// the memory at its end, and ends the settle (c.settling false) after at
-// least trialSettle intervals with accesses once both tiers are back to
-// refillShare of their bytes when the trial started, or after maxSettle
-// intervals with accesses. A frames trial drains the images and a copy
-// trial shrinks the frames; either refills only as its pages miss, at a
-// miss rate of 1–2% for many seconds (events point reads at 0.5× the
-// memory, 4 KiB pages: 1.9% misses in a window after a lost frames trial,
-// where R = 0.95 has none), and ten intervals were not enough.
-func (c *controller) settle(mem memState, iv window) {
-	if iv.n > 0 {
-		c.settled++
+// settle counts an interval of the settle after a trial went back, given
+// its evidence and the memory at its end, and ends the settle
+// (c.settling false) after at least trialSettle intervals with accesses
+// once the refill is over, or after maxSettle intervals with accesses.
+// The refill is over when both tiers are back to refillShare of what they
+// held when the trial started (refillFrom), or when the interval missed
+// no more than the evidence the trial started on did (within two Poisson
+// deviations: where nothing refills, a tier may never come back, as the
+// images after a frames trial on data that fits raw). A frames trial
+// drains the images and a copy trial shrinks the frames; either refills
+// only as its pages miss, at a miss rate of 1–2% for many seconds (events
+// point reads at 0.5× the memory, 4 KiB pages: 1.9% misses in a window
+// after a lost frames trial, where R = 0.95 has none), and ten intervals
+// were not enough.
+func (c *controller) settle(mem memState, ev evidence) {
+	n := ev.accesses()
+	if n == 0 {
+		return
 	}
+	c.settled++
 	t := &c.trial
 	refilled := mem.frameBytes >= refillShare*t.fromFrames && mem.imageBytes >= refillShare*t.fromImages
-	if c.settled >= maxSettle || (c.settled >= trialSettle && refilled) {
+	expected := t.fromMisses * float64(n)
+	missesBack := float64(ev.misses) <= expected+2*math.Sqrt(expected)
+	if c.settled >= maxSettle || (c.settled >= trialSettle && (refilled || missesBack)) {
 		c.settling = false
+	}
+}
+
+// refillFrom records, for a trial just started on evidence ev with the
+// memory mem, what the settle after its return waits for: the tiers'
+// bytes, as far as they fit at the R it returns to (t.from, which may be
+// a step or a jump from where the pool was), and the share of the
+// accesses that missed.
+func (t *trial) refillFrom(mem memState, ev evidence) {
+	t.fromImages = math.Min(mem.imageBytes, t.from*mem.avail)
+	t.fromFrames = math.Min(mem.frameBytes, (1-t.from)*mem.avail)
+	t.fromMisses = 0
+	if n := ev.accesses(); n > 0 {
+		t.fromMisses = float64(ev.misses) / float64(n)
 	}
 }
 
