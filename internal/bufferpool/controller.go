@@ -463,21 +463,20 @@ func (p *Pool) adjust() {
 	}
 	now := time.Now()
 	c.probe.wanted = c.probeDue(ev, now, p.opts.ControllerInterval)
-	var wall, cost float64 // this interval's wall time, and the objective over it
+	var iv window // the objective over this interval, and its wall time
 	if !c.lastTick.IsZero() {
-		wall = float64(now.Sub(c.lastTick))
+		iv.wall = float64(now.Sub(c.lastTick))
 	}
 	c.lastTick = now
-	n := ev.accesses()
-	if n > 0 {
+	if n := ev.accesses(); n > 0 {
 		costHitC, costMiss, whole := c.costs()
-		cost = float64(ev.hitsC)*costHitC + float64(ev.misses)*costMiss
+		cost := float64(ev.hitsC)*costHitC + float64(ev.misses)*costMiss
 		if !whole {
 			cost += float64(ev.compressions) * c.tComp.value()
 		}
 		c.timePerAccess.fold(n, int64(cost))
+		iv.cost, iv.n = cost, float64(n)
 	}
-	iv := interval(cost, float64(n), wall)
 	r := math.Float64frombits(p.target.Load())
 	auto := !p.fixed.Load()
 	mem, images := p.memory()
@@ -485,6 +484,9 @@ func (p *Pool) adjust() {
 		if c.warm = c.warmedUp(r, mem, ev, p.pageSize, len(p.parts)); !c.warm {
 			return // the warm-up's evidence is not the steady state's
 		}
+	}
+	if iv.n == 0 {
+		iv.idle = 1
 	}
 	if auto {
 		if to, ran := c.observeTrial(iv, now); ran {

@@ -51,8 +51,7 @@ import (
 // not as then), themselves at least trialSettle intervals after it got
 // there (the two windows alike: settled, adjacent, as long;
 // window.beats): by accesses a second where the two differ by more than
-// trialMargin and than the noise of their intervals' rates (byRate), and
-// neither has an interval without accesses (what a closed
+// trialMargin and neither has an interval without accesses (what a closed
 // loop of requests gets, and with the CPUs busy the only figure not
 // skewed by the waits for a CPU in every wall time), else by the time per
 // access (Stats.TimePerAccess's figure: an open loop serves the same rate
@@ -120,9 +119,6 @@ const (
 	trialBackoff    = time.Minute
 	maxTrialBackoff = 16 * time.Minute
 	trialMargin     = 0.05
-	// rateNoiseZ: a rate decides a trial only where the two windows
-	// differ by more than this many standard errors (byRate).
-	rateNoiseZ = 2.0
 	// imageServeShare: the frames arm may pay where image hits are at
 	// least this share of the accesses.
 	imageServeShare = 0.10
@@ -130,28 +126,10 @@ const (
 
 // window is what the pool measured over some intervals: the cost of its
 // accesses by the controller's objective (ns), their number, the wall
-// time they took (ns), and how many intervals had no access. k, sr and
-// sr2 are the number of its intervals with wall time and the sum and sum
-// of squares of their rates (accesses a second): how much the rate moved
-// from one interval to the next (rateSE).
+// time they took (ns), and how many intervals had no access.
 type window struct {
 	cost, n, wall float64
 	idle          int
-	k, sr, sr2    float64
-}
-
-// interval returns the window of one interval: cost and n accesses in
-// wall ns.
-func interval(cost, n, wall float64) window {
-	w := window{cost: cost, n: n, wall: wall}
-	if n == 0 {
-		w.idle = 1
-	}
-	if wall > 0 {
-		r := n / wall * 1e9
-		w.k, w.sr, w.sr2 = 1, r, r*r
-	}
-	return w
 }
 
 func (w *window) add(o window) {
@@ -159,9 +137,6 @@ func (w *window) add(o window) {
 	w.n += o.n
 	w.wall += o.wall
 	w.idle += o.idle
-	w.k += o.k
-	w.sr += o.sr
-	w.sr2 += o.sr2
 }
 
 // perAccess is the objective's time per access, ns.
@@ -175,43 +150,12 @@ func (w window) rate() float64 {
 	return w.n / w.wall * 1e9
 }
 
-// rateVar is the variance of the rates of w's intervals, or 0 with fewer
-// than two.
-func (w window) rateVar() float64 {
-	if w.k < 2 {
-		return 0
-	}
-	return math.Max(0, (w.sr2-w.sr*w.sr/w.k)/(w.k-1))
-}
-
-// rateSE is the standard error of the difference between the mean
-// interval rates of w and o.
-func (w window) rateSE(o window) float64 {
-	var v float64
-	if w.k > 0 {
-		v += w.rateVar() / w.k
-	}
-	if o.k > 0 {
-		v += o.rateVar() / o.k
-	}
-	return math.Sqrt(v)
-}
-
 // byRate compares the rates of w (the trial's) and before where both
 // windows were busy throughout and the rates differ by more than
-// trialMargin, and the means of their intervals' rates (where both have
-// two or more) by more than rateNoiseZ times their standard error
-// (rateSE): decided, and whether w's is the higher.
-// Beside two busy loops on two cores, adjacent windows of ten 20 ms
-// intervals differed by up to 40% in rate while their times per access
-// held 0.5–0.7× apart, and a copy trial that read faster by every other
-// measure lost 3 times in 8 on the rate (TestControllerLeavesExclusiveRegime).
+// trialMargin: decided, and whether w's is the higher.
 func (w window) byRate(before window) (higher, decided bool) {
 	rb, ra := before.rate(), w.rate()
 	if rb <= 0 || ra <= 0 || w.idle != 0 || before.idle != 0 {
-		return false, false
-	}
-	if w.k >= 2 && before.k >= 2 && math.Abs(w.sr/w.k-before.sr/before.k) <= rateNoiseZ*w.rateSE(before) {
 		return false, false
 	}
 	switch {
