@@ -156,15 +156,20 @@ type controller struct {
 	trial trial
 	// settling: a trial went back and nothing is decided (its evidence is
 	// dropped) until the tiers have refilled (settle): the images
-	// dropped for a frames trial, or the frames shrunk for a copy trial,
-	// come back only as their pages miss, and those misses, on pages the
-	// frames evicted, looked to the uncompressed ghost like what more
-	// frames would save (after a lost frames trial, sysbench point reads
+	// dropped for a frames trial come back only as their pages miss (the
+	// frames shrunk for a copy trial, as their pages hit images), and
+	// those misses, on pages the frames evicted, looked to the
+	// uncompressed ghost like what more frames would save (after a lost frames trial, sysbench point reads
 	// at 0.5× the memory, 4 KiB pages: one step from where the images
 	// were refilling, R 0.95 to the floor 0.35, with 1.6% misses where
 	// R = 0.95 has none). settled counts its intervals with accesses.
 	settling bool
 	settled  int
+	// settleWin holds the last trialSettle intervals of the settle.
+	settleWin [trialSettle]window
+	// mem is the memory at the decision being taken (a trial that starts
+	// records what its return waits for: refillFrom).
+	mem memState
 	// alpha is α as last measured (imageAlpha), 0.5 before any image:
 	// with compressions off below the floor the images drain to none, and
 	// copyMayPay still needs the codec's ratio.
@@ -476,6 +481,7 @@ func (p *Pool) adjust() {
 		}
 		c.timePerAccess.fold(n, int64(cost))
 		iv.cost, iv.n = cost, float64(n)
+		iv.misses, iv.hitsC = float64(ev.misses), float64(ev.hitsC)
 	}
 	r := math.Float64frombits(p.target.Load())
 	auto := !p.fixed.Load()
@@ -500,7 +506,7 @@ func (p *Pool) adjust() {
 			return
 		}
 		if c.settling {
-			c.settle(mem, ev) // after a trial went back: the refill is not evidence
+			c.settle(mem, iv) // after a trial went back: the refill is not evidence
 			c.trial.observeSteady(iv, p.Share())
 			return
 		}
@@ -521,7 +527,7 @@ func (p *Pool) adjust() {
 	}
 	decided, alpha := c.pend, c.alpha
 	prev := r
-	c.now = time.Now()
+	c.now, c.mem = time.Now(), mem
 	r = c.decidePending(r, usage, alpha, mem)
 	if !auto {
 		// A fixed R takes no step: the decision is only reported (the
@@ -532,11 +538,8 @@ func (p *Pool) adjust() {
 	}
 	tried := c.trial.tried()
 	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)
-	if c.trial.tried() > tried {
-		c.trial.refillFrom(mem, decided) // what a return waits for (settle)
-		if c.adjustments == steps {
-			c.adjustments++ // a trial is a step (ControllerSteps), once; its end is not
-		}
+	if c.trial.tried() > tried && c.adjustments == steps {
+		c.adjustments++ // a trial is a step (ControllerSteps), once; its end is not
 	}
 	c.syncCompressing(p, c.now)
 	c.applyShare(p, r)

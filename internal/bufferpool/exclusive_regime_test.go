@@ -23,7 +23,7 @@ import (
 // the exclusive regime's. The host's noise is not what this test is
 // about, so it runs 20 ms intervals, reads until a copy trial is kept, and
 // lets a lost one be tried again at once instead of after its back-off
-// (a minute), up to a deadline.
+// (a minute), up to three times.
 func TestControllerLeavesExclusiveRegime(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("the controller reads real codec and device times: not under -short or -race")
@@ -36,8 +36,14 @@ func TestControllerLeavesExclusiveRegime(t *testing.T) {
 	var trace []float64
 	var v copyVerdicts
 	for deadline := time.Now().Add(30 * time.Second); !v.poll(p); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no copy trial kept in 30 s (%d lost); R trace %.2f", v.lost, trace)
+		st := p.Stats()
+		switch {
+		case v.lost > 3:
+			t.Fatalf("%d copy trials lost; R trace %.2f", v.lost, trace)
+		case st.FramesTrialsKept > 0:
+			t.Fatalf("a frames trial kept before any copy trial (%d copy trials lost); R trace %.2f", v.lost, trace)
+		case time.Now().After(deadline):
+			t.Fatalf("no copy trial kept in 30 s (%d lost, %d frames trials); R trace %.2f", v.lost, st.FramesTrials, trace)
 		}
 		readRandom(t, p, rng, n, n)
 		trace = append(trace, p.Share())

@@ -83,7 +83,8 @@ import (
 //
 // A lost trial goes back (R, and whether demotions compressed), nothing is
 // decided until the refill is over (both tiers back to refillShare of the
-// bytes they held before it, or the misses back to their rate before it),
+// bytes they held before it, or its misses and image hits back to their
+// share before it),
 // and for at least trialSettle and at most maxSettle intervals with
 // accesses (settle: the refill's misses are not evidence), and its arm waits trialBackoff before
 // the next, twice as long after each loss in a row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
@@ -126,10 +127,14 @@ const (
 
 // window is what the pool measured over some intervals: the cost of its
 // accesses by the controller's objective (ns), their number, the wall
-// time they took (ns), and how many intervals had no access.
+// time they took (ns), how many intervals had no access, and how many
+// accesses missed or hit an image.
 type window struct {
 	cost, n, wall float64
 	idle          int
+	// misses and hitsC count its accesses that missed and that hit an
+	// image (what a return waits for: settle).
+	misses, hitsC float64
 }
 
 func (w *window) add(o window) {
@@ -137,6 +142,8 @@ func (w *window) add(o window) {
 	w.n += o.n
 	w.wall += o.wall
 	w.idle += o.idle
+	w.misses += o.misses
+	w.hitsC += o.hitsC
 }
 
 // perAccess is the objective's time per access, ns.
@@ -255,12 +262,12 @@ type trial struct {
 	active bool
 	arm    armKind // the arm under trial
 	from   float64 // R before the trial
-	// fromFrames, fromImages, fromMisses: what a return waits for
-	// (refillFrom, settle).
-	fromFrames, fromImages, fromMisses float64
-	before                             window // the steady window at that R
-	intervals                          int    // since the jump
-	during                             window // measured in the trial's window
+	// fromFrames, fromImages, fromMisses, fromNotFrames: what a return
+	// waits for (refillFrom, settle).
+	fromFrames, fromImages, fromMisses, fromNotFrames float64
+	before                                            window // the steady window at that R
+	intervals                                         int    // since the jump
+	during                                            window // measured in the trial's window
 	// stuck counts, per arm, the decisions in a row in which it may pay.
 	stuck [numArms]int
 	// The steady window: the last trialMeasure intervals with R within
@@ -421,46 +428,65 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	return c.share(t.arm), true
 }
 
-// settle counts an interval of the settle after a trial went back, given
-// its evidence and the memory at its end, and ends the settle
-// (c.settling false) after at least trialSettle intervals with accesses
-// once the refill is over, or after maxSettle intervals with accesses.
-// The refill is over when both tiers are back to refillShare of what they
-// held when the trial started (refillFrom), or when the interval missed
-// no more than the evidence the trial started on did (within two Poisson
-// deviations: where nothing refills, a tier may never come back, as the
+// settle counts interval iv of the settle after a trial went back, given
+// the memory at its end, and ends the settle (c.settling false) after at
+// least trialSettle intervals with accesses once the refill is over, or
+// after maxSettle intervals with accesses. The refill is over when both
+// tiers are back to refillShare of what they held when the trial started
+// (refillFrom), or when over the last trialSettle intervals neither the
+// misses nor the accesses that were not frame hits exceed their share in
+// the window the trial was judged against by more than two Poisson
+// deviations: a tier may never come back where nothing refills it (the
 // images after a frames trial on data that fits raw). A frames trial
-// drains the images and a copy trial shrinks the frames; either refills
-// only as its pages miss, at a miss rate of 1–2% for many seconds (events
-// point reads at 0.5× the memory, 4 KiB pages: 1.9% misses in a window
-// after a lost frames trial, where R = 0.95 has none), and ten intervals
-// were not enough.
-func (c *controller) settle(mem memState, ev evidence) {
-	n := ev.accesses()
-	if n == 0 {
+// drains the images, which come back as their pages miss; a copy trial
+// shrinks the frames, which come back as their pages hit images and are
+// promoted (the misses are back at once there, the image hits are not).
+// At a miss rate of 1–2% a refill takes many seconds (events point reads
+// at 0.5× the memory, 4 KiB pages: 1.9% misses in a window after a lost
+// frames trial, where R = 0.95 has none), and ten intervals were not
+// enough. The last trialSettle intervals, not one: one interval of few
+// accesses can miss nothing by chance.
+func (c *controller) settle(mem memState, iv window) {
+	if iv.n <= 0 {
 		return
 	}
+	c.settleWin[c.settled%trialSettle] = iv
 	c.settled++
+	if c.settled >= maxSettle {
+		c.settling = false
+		return
+	}
+	if c.settled < trialSettle {
+		return
+	}
 	t := &c.trial
+	var w window
+	for _, o := range c.settleWin {
+		w.add(o)
+	}
 	refilled := mem.frameBytes >= refillShare*t.fromFrames && mem.imageBytes >= refillShare*t.fromImages
-	expected := t.fromMisses * float64(n)
-	missesBack := float64(ev.misses) <= expected+2*math.Sqrt(expected)
-	if c.settled >= maxSettle || (c.settled >= trialSettle && (refilled || missesBack)) {
+	if refilled || (withinPoisson(w.misses, t.fromMisses*w.n) && withinPoisson(w.misses+w.hitsC, t.fromNotFrames*w.n)) {
 		c.settling = false
 	}
 }
 
-// refillFrom records, for a trial just started on evidence ev with the
-// memory mem, what the settle after its return waits for: the tiers'
-// bytes, as far as they fit at the R it returns to (t.from, which may be
-// a step or a jump from where the pool was), and the share of the
-// accesses that missed.
-func (t *trial) refillFrom(mem memState, ev evidence) {
+// withinPoisson reports whether count n is no more than two Poisson
+// deviations above the expected count e.
+func withinPoisson(n, e float64) bool { return n <= e+2*math.Sqrt(e) }
+
+// refillFrom records, for a trial that starts with the memory mem, what
+// the settle after its return waits for: the tiers' bytes, as far as
+// they fit at the R it returns to (t.from, which may be a step or a jump
+// from where the pool was; frames may use what the images leave), and
+// the shares of the accesses in the window it is judged against (t.before)
+// that missed and that were not frame hits.
+func (t *trial) refillFrom(mem memState) {
 	t.fromImages = math.Min(mem.imageBytes, t.from*mem.avail)
-	t.fromFrames = math.Min(mem.frameBytes, (1-t.from)*mem.avail)
-	t.fromMisses = 0
-	if n := ev.accesses(); n > 0 {
-		t.fromMisses = float64(ev.misses) / float64(n)
+	t.fromFrames = math.Min(mem.frameBytes, mem.avail-t.fromImages)
+	t.fromMisses, t.fromNotFrames = 0, 0
+	if t.before.n > 0 {
+		t.fromMisses = t.before.misses / t.before.n
+		t.fromNotFrames = (t.before.misses + t.before.hitsC) / t.before.n
 	}
 }
 
@@ -541,6 +567,7 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 		f.confirming = false // another regime measured since the first win
 	}
 	t.active, t.arm, t.from, t.before = true, a, next, before
+	t.refillFrom(c.mem)
 	c.resetGate() // the gate's windows start with the new regime
 	t.intervals, t.during = 0, window{}
 	t.stuck, t.steadyN = [numArms]int{}, 0

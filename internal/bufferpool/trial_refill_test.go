@@ -59,34 +59,37 @@ func TestTrialReturnSettles(t *testing.T) {
 // TestTrialReturnSettlesUntilRefilled: after a lost frames trial the
 // images refill partly at once (the frames shrink, demoting their pages)
 // and the rest only as their pages miss, here over more than trialSettle
-// intervals. The settle lasts until the refill is over (both tiers back
-// to refillShare of their bytes before the trial, or an interval that
-// missed no more than before it) or maxSettle intervals with accesses,
-// not a fixed ten intervals (events point reads at 0.5× the memory, 4 KiB
-// pages: a window with 1.9% misses after the ten, where R = 0.95 has
-// none), and the controller gathers evidence again at once after it.
+// intervals. The settle lasts until the refill is over or maxSettle
+// intervals with accesses, not a fixed ten intervals (events point reads
+// at 0.5× the memory, 4 KiB pages: a window with 1.9% misses after the
+// ten, where R = 0.95 has none): when it ends the misses are back near
+// their share before the trial, and the controller gathers evidence
+// again at once.
 func TestTrialReturnSettlesUntilRefilled(t *testing.T) {
 	p, n := simPool(t, 2, hotSetBudget, -1, 0, func(o *Options) { o.ControllerInterval = time.Hour })
 	rng := rand.New(rand.NewPCG(13, 14))
 	c := &p.ctl
-	// read reads k pages and returns how many missed.
-	read := func(k int) int64 {
-		before := p.Stats().Misses
+	// read reads k pages and returns how many missed and hit an image.
+	read := func(k int) (misses, hitsC float64) {
+		before := p.Stats()
 		for i := 0; i < k; i++ {
 			readSimPage(t, p, PageID(rng.Uint64N(n)))
 		}
-		return p.Stats().Misses - before
+		after := p.Stats()
+		return float64(after.Misses - before.Misses), float64(after.HitsCompressed - before.HitsCompressed)
 	}
 	c.mu.Lock()
 	c.applyShare(p, 0.95)
 	c.mu.Unlock()
 	read(4000)
 	const k = 2000
-	ev := evidence{misses: read(k)}
-	ev.hitsU = k - ev.misses
-	before, _ := p.memory()
-	forceFramesTrial(c, 0.95, window{cost: 1, n: 1e12, wall: 1e9}) // no trial beats the window before
-	c.trial.refillFrom(before, ev)
+	misses, hitsC := read(k)
+	// The window the trial is judged against: these shares, and a rate
+	// no trial beats.
+	before := window{cost: 1, n: 1e12, wall: 1e9, misses: 1e12 * misses / k, hitsC: 1e12 * hitsC / k}
+	c.mem, _ = p.memory()
+	forceFramesTrial(c, 0.95, before)
+	c.trial.refillFrom(c.mem)
 	for c.trial.active {
 		read(200)
 		p.adjust()
@@ -95,33 +98,35 @@ func TestTrialReturnSettlesUntilRefilled(t *testing.T) {
 		t.Fatal("a lost frames trial went back without a settle")
 	}
 	drained, _ := p.memory()
-	t.Logf("images before the trial %.0f KiB (waited for: %.0f), after it %.0f KiB; misses before it %.1f%%",
-		before.imageBytes/1024, c.trial.fromImages/1024, drained.imageBytes/1024, 100*c.trial.fromMisses)
+	t.Logf("images before the trial %.0f KiB, after it %.0f KiB; misses before it %.1f%%",
+		c.mem.imageBytes/1024, drained.imageBytes/1024, 100*misses/k)
 	// Few reads an interval after it: the pages the trial dropped come
 	// back over many intervals.
 	const perInterval = 20
-	allowed := c.trial.fromMisses * perInterval
-	allowed += 2 * math.Sqrt(allowed)
-	for i := 1; c.settling; i++ {
-		missed := read(perInterval)
+	var last [trialSettle]float64 // misses in the last intervals
+	i := 1
+	for ; c.settling; i++ {
+		last[i%trialSettle], _ = read(perInterval)
 		p.adjust()
-		m, _ := p.memory()
-		refilled := m.frameBytes >= refillShare*c.trial.fromFrames && m.imageBytes >= refillShare*c.trial.fromImages
-		over := refilled || float64(missed) <= allowed
-		switch {
-		case !c.settling && i < trialSettle:
-			t.Fatalf("the settle ended after %d intervals, before trialSettle", i)
-		case !c.settling && !over:
-			t.Fatalf("the settle ended after %d intervals with the images at %.0f of %.0f KiB and %d of %d reads missing", i, m.imageBytes/1024, before.imageBytes/1024, missed, perInterval)
-		case i == trialSettle && !c.settling && over:
-			t.Fatalf("the refill was over after trialSettle intervals (images at %.0f of %.0f KiB, %d of %d reads missing): the test's premise (a longer refill) does not hold", m.imageBytes/1024, before.imageBytes/1024, missed, perInterval)
-		case c.settling && i >= trialSettle && over:
-			t.Fatalf("interval %d: the refill is over (images at %.0f of %.0f KiB, %d of %d reads missing), the settle lasts", i, m.imageBytes/1024, before.imageBytes/1024, missed, perInterval)
-		case i >= maxSettle:
-			t.Fatalf("the settle lasted maxSettle (%d) intervals: the refill never ended it", maxSettle)
-		case !c.settling:
-			t.Logf("the settle ended after %d intervals, images at %.0f of %.0f KiB, %d of %d reads missing", i, m.imageBytes/1024, before.imageBytes/1024, missed, perInterval)
+		if i > maxSettle {
+			t.Fatalf("the settle lasts beyond maxSettle (%d) intervals", maxSettle)
 		}
+	}
+	ended, _ := p.memory()
+	var missed float64
+	for _, m := range last {
+		missed += m
+	}
+	expected := misses / k * perInterval * trialSettle
+	t.Logf("the settle ended after %d intervals: images at %.0f of %.0f KiB, %.0f misses in its last %d intervals (%.1f expected before the trial)",
+		i-1, ended.imageBytes/1024, c.mem.imageBytes/1024, missed, trialSettle, expected)
+	switch {
+	case i-1 <= trialSettle:
+		t.Fatalf("the settle ended after %d intervals, images at %.0f of %.0f KiB: no longer than trialSettle while the pages missed", i-1, ended.imageBytes/1024, c.mem.imageBytes/1024)
+	case i-1 >= maxSettle:
+		t.Fatalf("the settle ran to maxSettle (%d intervals): the refill never ended it", maxSettle)
+	case ended.imageBytes < refillShare*c.mem.imageBytes && missed > 1.5*expected+3*math.Sqrt(expected):
+		t.Fatalf("the settle ended with the images at %.0f of %.0f KiB and %.0f misses in its last %d intervals (%.1f before the trial): the refill was not over", ended.imageBytes/1024, c.mem.imageBytes/1024, missed, trialSettle, expected)
 	}
 	read(perInterval)
 	p.adjust()
@@ -132,35 +137,81 @@ func TestTrialReturnSettlesUntilRefilled(t *testing.T) {
 
 // TestSettleEndsWhenMissesStop: a tier that does not come back (the
 // images after a frames trial on data that fits raw: nothing misses,
-// nothing presses) ends the settle once an interval misses no more than
-// the evidence the trial started on; while the refill misses, the settle
-// lasts, up to maxSettle intervals with accesses, and idle intervals do
+// nothing presses) ends the settle once the last trialSettle intervals
+// missed and hit images no more than the window the trial was judged
+// against; after a copy trial, whose frames come back as their pages hit
+// images, the image hits must be back too. While the refill lasts the
+// settle does, up to maxSettle intervals with accesses; idle intervals do
 // not count.
 func TestSettleEndsWhenMissesStop(t *testing.T) {
 	c := testController()
 	c.trial.from = 0.5
-	c.trial.refillFrom(fullMem, evidence{hitsU: 990, misses: 10}) // 1% misses
-	never := memState{frameBytes: fullMem.frameBytes, avail: fullMem.avail, budget: fullMem.budget}
-	refilling := evidence{hitsU: 950, misses: 50}
-	c.settling, c.settled = true, 0
-	for i := 0; i < 2*trialSettle; i++ {
-		c.settle(never, evidence{})
-		c.settle(never, refilling)
-	}
-	if !c.settling {
-		t.Fatalf("the settle ended after %d intervals missing 5%% (1%% before the trial), the images not back", c.settled)
-	}
-	c.settle(never, evidence{hitsU: 988, misses: 12})
-	if c.settling {
-		t.Fatal("an interval missing 1.2% (1% before the trial, within the noise): the settle lasts")
-	}
-	c.settling, c.settled = true, 0
-	for i := 1; c.settling; i++ {
-		if c.settle(never, refilling); i > maxSettle {
-			t.Fatalf("the settle lasts beyond maxSettle (%d) intervals with accesses", maxSettle)
+	c.trial.before = window{n: 10000, misses: 100, hitsC: 1000} // 1% misses, 10% image hits
+	c.trial.refillFrom(fullMem)
+	never := memState{avail: fullMem.avail, budget: fullMem.budget} // neither tier comes back
+	iv := func(misses, hitsC float64) window { return window{n: 1000, misses: misses, hitsC: hitsC} }
+	for _, tc := range []struct {
+		name    string
+		refill  window // the intervals while the refill lasts
+		settled window // then
+	}{
+		{"after a frames trial (misses)", iv(50, 60), iv(12, 100)},
+		{"after a copy trial (image hits)", iv(10, 300), iv(10, 105)},
+	} {
+		c.settling, c.settled = true, 0
+		for i := 0; i < 2*trialSettle; i++ {
+			c.settle(never, window{})
+			c.settle(never, tc.refill)
+		}
+		if !c.settling {
+			t.Fatalf("%s: the settle ended after %d intervals of the refill, the tiers not back", tc.name, c.settled)
+		}
+		for i := 0; i < trialSettle-1; i++ {
+			if c.settle(never, tc.settled); !c.settling {
+				t.Fatalf("%s: the settle ended %d intervals after the refill, with refill intervals in its last %d", tc.name, i+1, trialSettle)
+			}
+		}
+		if c.settle(never, tc.settled); c.settling {
+			t.Fatalf("%s: %d intervals back to the shares before the trial (within the noise): the settle lasts", tc.name, trialSettle)
+		}
+		c.settling, c.settled = true, 0
+		for i := 1; c.settling; i++ {
+			if c.settle(never, tc.refill); i > maxSettle {
+				t.Fatalf("%s: the settle lasts beyond maxSettle (%d) intervals with accesses", tc.name, maxSettle)
+			}
+		}
+		if c.settled != maxSettle {
+			t.Fatalf("%s: the settle ended after %d intervals of the refill, want maxSettle (%d)", tc.name, c.settled, maxSettle)
 		}
 	}
-	if c.settled != maxSettle {
-		t.Fatalf("the settle ended after %d intervals missing 5%%, want maxSettle (%d)", c.settled, maxSettle)
+}
+
+// TestTrialRecordsWhatItsReturnWaitsFor: a trial that starts records the
+// tiers' bytes as far as they fit at the R it returns to (a decision that
+// stepped down from where the pool was left images it cannot hold there)
+// and the shares of misses and image hits in the window it is judged
+// against.
+func TestTrialRecordsWhatItsReturnWaitsFor(t *testing.T) {
+	c := testController()
+	c.mem = memState{frameBytes: 16 << 20, imageBytes: 48 << 20, resident: 64 << 20, avail: 64 << 20, budget: 64 << 20}
+	before := window{cost: 100e3, n: 1000, wall: 100e6, misses: 20, hitsC: 100}
+	for i := 0; i < trialSettle+trialMeasure; i++ {
+		c.trial.observeSteady(before, 0.3)
+	}
+	for i := 0; i < trialPatience && !c.trial.active; i++ {
+		c.considerTrial(0.3, 0.3, 0.5, exclusiveEv, false, true, time.Unix(1000, 0))
+	}
+	if !c.trial.active {
+		t.Fatal("no trial started")
+	}
+	tr := &c.trial
+	if want := 0.3 * c.mem.avail; tr.fromImages != want {
+		t.Errorf("images waited for %.0f, want %.0f (what fits at R 0.3)", tr.fromImages, want)
+	}
+	if want := c.mem.frameBytes; tr.fromFrames != want {
+		t.Errorf("frames waited for %.0f, want %.0f", tr.fromFrames, want)
+	}
+	if tr.fromMisses != 0.02 || tr.fromNotFrames != 0.12 {
+		t.Errorf("shares waited for: misses %.3f, not frame hits %.3f; want 0.020 and 0.120", tr.fromMisses, tr.fromNotFrames)
 	}
 }
