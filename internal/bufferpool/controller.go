@@ -159,10 +159,11 @@ type controller struct {
 	// dropped for a frames trial come back only as their pages miss (the
 	// frames shrunk for a copy trial, as their pages hit images), and
 	// those misses, on pages the frames evicted, looked to the
-	// uncompressed ghost like what more frames would save (after a lost frames trial, sysbench point reads
-	// at 0.5× the memory, 4 KiB pages: one step from where the images
-	// were refilling, R 0.95 to the floor 0.35, with 1.6% misses where
-	// R = 0.95 has none). settled counts its intervals with accesses.
+	// uncompressed ghost like what more frames would save (after a lost
+	// frames trial, sysbench point reads at 0.5× the memory, 4 KiB pages:
+	// one step from where the images were refilling, R 0.95 to the floor
+	// 0.35, with 1.6% misses where R = 0.95 has none). settled counts its
+	// intervals with accesses.
 	settling bool
 	settled  int
 	// settleWin holds the last trialSettle intervals of the settle.

@@ -84,10 +84,10 @@ import (
 // A lost trial goes back (R, and whether demotions compressed), nothing is
 // decided until the refill is over (both tiers back to refillShare of the
 // bytes they held before it, or its misses and image hits back to their
-// share before it),
-// and for at least trialSettle and at most maxSettle intervals with
-// accesses (settle: the refill's misses are not evidence), and its arm waits trialBackoff before
-// the next, twice as long after each loss in a row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
+// shares before it), and for at least trialSettle and at most maxSettle
+// intervals with accesses (settle: the refill's misses are not evidence),
+// and its arm waits trialBackoff before the next, twice as long after
+// each loss in a row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
 // as long after each keep of it in a row (up to maxTrialBackoff): the
 // copy arm by keeping the far view (lowerShare) and the hill climb from
 // taking R below the floor (they may still raise it, and the frames arm
@@ -114,7 +114,9 @@ const (
 	trialSettle   = 10
 	// maxSettle bounds the settle after a trial went back (settle):
 	// a tier may not refill at all when the load changed meanwhile.
-	maxSettle       = 100
+	maxSettle = 100
+	// refillShare: a tier is back when it holds this share of its bytes
+	// before the trial.
 	refillShare     = 0.9
 	trialMeasure    = 10
 	trialBackoff    = time.Minute
@@ -259,15 +261,15 @@ func (a *arm) won(now time.Time) {
 
 // trial is the state of the exploration (see the top of this file).
 type trial struct {
-	active bool
-	arm    armKind // the arm under trial
-	from   float64 // R before the trial
+	active    bool
+	arm       armKind // the arm under trial
+	from      float64 // R before the trial
+	before    window  // the steady window at that R
+	intervals int     // since the jump
+	during    window  // measured in the trial's window
 	// fromFrames, fromImages, fromMisses, fromNotFrames: what a return
 	// waits for (refillFrom, settle).
 	fromFrames, fromImages, fromMisses, fromNotFrames float64
-	before                                            window // the steady window at that R
-	intervals                                         int    // since the jump
-	during                                            window // measured in the trial's window
 	// stuck counts, per arm, the decisions in a row in which it may pay.
 	stuck [numArms]int
 	// The steady window: the last trialMeasure intervals with R within
