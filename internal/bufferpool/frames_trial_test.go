@@ -418,12 +418,14 @@ func TestFramesTrialConfirmedInARow(t *testing.T) {
 }
 
 // forceFramesTrial starts a frames trial from R from, judged against the
-// window before, in a warm pool's controller (the next adjust runs it).
+// window before, in a warm pool's controller (the next adjust runs it),
+// recording what its return waits for from c.mem as considerTrial does.
 func forceFramesTrial(c *controller, from float64, before window) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.warm = true
 	c.trial.active, c.trial.arm, c.trial.from, c.trial.before = true, armFrames, from, before
+	c.trial.refillFrom(c.mem)
 	c.trial.intervals, c.trial.during = 0, window{}
 	c.trial.arms[armFrames].tried++
 }

@@ -26,8 +26,7 @@ func TestTrialReturnSettles(t *testing.T) {
 		}
 	}
 	read()
-	forceFramesTrial(c, 0.9, window{cost: 1, n: 1e12, wall: 1e9}) // no trial beats the window before
-	c.trial.fromFrames, c.trial.fromImages = 0, 0                 // nothing to wait for
+	forceFramesTrial(c, 0.9, window{cost: 1, n: 1e12, wall: 1e9}) // no trial beats the window before; c.mem zero: nothing to wait for
 	for c.trial.active {
 		read()
 		p.adjust()
@@ -89,7 +88,6 @@ func TestTrialReturnSettlesUntilRefilled(t *testing.T) {
 	before := window{cost: 1, n: 1e12, wall: 1e9, misses: 1e12 * misses / k, hitsC: 1e12 * hitsC / k}
 	c.mem, _ = p.memory()
 	forceFramesTrial(c, 0.95, before)
-	c.trial.refillFrom(c.mem)
 	for c.trial.active {
 		read(200)
 		p.adjust()
