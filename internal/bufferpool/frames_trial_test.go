@@ -126,6 +126,12 @@ func TestFramesTrialLeavesImages(t *testing.T) {
 			t.Errorf("%s: %d decisions counted towards a frames trial, want none", tc.name, c.trial.stuck[armFrames])
 		}
 	}
+	// At the maximum R the climb may want R up for ever: that holds back
+	// no frames trial.
+	c = testController()
+	if r := startFramesTrial(c, 1-c.minShare, 0, true, copyEv, start); !c.trial.active || c.trial.arm != armFrames || r != c.minShare {
+		t.Errorf("R at its maximum, the climb wanting it up: R %.2f, trial %v arm %d; want a frames trial", r, c.trial.active, c.trial.arm)
+	}
 	// Compressions off (the gate's), R well above MinShare: frames alone
 	// differ, and are tried.
 	c = testController()

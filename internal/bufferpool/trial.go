@@ -38,10 +38,11 @@ import (
 // off where images would serve misses and pay (copyMayPay); the frames
 // arm wherever images serve at least a tenth of the accesses
 // (imagesServe), the pool is not
-// already close to frames alone, and the climb did not want R up (a climb
-// still raising R is still finding where images pay: a cold pool read
-// uniformly, data twice the budget, had its frames arm beat R 0.37 on the
-// climb's way up to 0.95, which reads 1.3× faster than frames alone).
+// already close to frames alone, and the climb did not want R up below
+// the maximum R (a climb still raising R is still finding where images
+// pay: a cold pool read uniformly, data twice the budget, had its frames
+// arm beat R 0.37 on the climb's way up to 0.95, which reads 1.3× faster
+// than frames alone; at the maximum it has found them).
 // When both reach their patience in the same decision and neither waits
 // out a back-off, the copy arm goes first.
 // The controller moves to the arm's setting, lets the pool settle for
@@ -531,7 +532,13 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// Frames alone must differ from where the pool is (a frames trial
 	// from frames alone would compare the regime with itself).
 	differs := compressing || math.Max(prev, next) > c.minShare+steadyDrift
-	ok[armFrames] = imagesServe(ev) && differs && !wantedUp
+	// A climb that wants R up is still finding where images pay, unless R
+	// was and stays at its maximum: there it cannot raise R, and wanting
+	// to says nothing about frames alone (4 KiB pages, data 2–8× the
+	// memory: R held at 0.95 with images serving 10–28% of the accesses,
+	// and no frames trial).
+	raising := wantedUp && math.Min(prev, next) < 1-c.minShare-0.005
+	ok[armFrames] = imagesServe(ev) && differs && !raising
 	return ok
 }
 
