@@ -145,8 +145,11 @@ type benchRunner struct {
 	keep       bool
 	memLimit   int64 // --mem-limit: 0 the default rule, -1 none
 	dropCaches bool
-	strataBin  string
-	peers      peersLocator
+	exe        string // the running strata binary
+	strata     binLocator
+	strataBin  string // located on first use
+	strataNote string // said in every Strata result when it is not strata-bench-child
+	peers      binLocator
 	peersBin   string // located on first use
 	view       progressView
 	children   int
@@ -168,16 +171,20 @@ func newBenchRunner(stderr io.Writer, f benchFlags) (*benchRunner, error) {
 		keep:       f.keep,
 		memLimit:   memLimit,
 		dropCaches: hostenv.CanDropCaches(),
-		strataBin:  exe,
+		exe:        exe,
+		strata:     newChildLocator(f.strataBin, stderr),
 		peers:      newPeersLocator(f.peersBin, stderr),
 		view:       newProgressView(stderr),
 	}
-	r.peers.buildDir = func() (string, error) {
-		d, err := os.MkdirTemp("", "strata-bench-peers-")
-		if err == nil {
-			r.tempDirs = append(r.tempDirs, d)
+	for _, l := range []*binLocator{&r.strata, &r.peers} {
+		name := l.name
+		l.buildDir = func() (string, error) {
+			d, err := os.MkdirTemp("", name+"-")
+			if err == nil {
+				r.tempDirs = append(r.tempDirs, d)
+			}
+			return d, err
 		}
-		return d, err
 	}
 	if f.dir == "" {
 		// Not os.TempDir: /tmp is often a tmpfs, where O_DIRECT fails and
@@ -253,13 +260,38 @@ func (r *benchRunner) run(ctx context.Context, spec bench.RunSpec) (*bench.Resul
 	c := &childProcess{
 		bin: bin, spec: spec, limits: limits, view: r.view, stderr: r.stderr,
 		cgroupID: fmt.Sprintf("strata-bench-%d-%d-%s", os.Getpid(), r.children, spec.Engine),
+		binNote:  r.binNote(spec.Engine),
 		label:    spec.Engine + " " + spec.Workload,
 	}
 	return c.run(ctx)
 }
 
+// binNote is the note a result of engine carries about its binary.
+func (r *benchRunner) binNote(engine string) string {
+	if peerEngines[engine] {
+		return ""
+	}
+	return r.strataNote
+}
+
+// binFor returns the binary that runs engine's child: strata-bench-child
+// for Strata (else, with a note, the strata binary itself; a named
+// --strata-bin must exist), strata-bench-peers for the others.
 func (r *benchRunner) binFor(engine string) (string, error) {
 	if !peerEngines[engine] {
+		if r.strataBin == "" {
+			p, err := r.strata.locate()
+			switch {
+			case err == nil:
+				r.strataBin = p
+			case r.strata.flag != "":
+				return "", err
+			default:
+				r.strataBin = r.exe
+				r.strataNote = "Strata ran in the strata binary, whose other code adds about 12 MiB to the process's resident size (" + err.Error() + ")"
+				fmt.Fprintln(r.stderr, "note:", r.strataNote)
+			}
+		}
 		return r.strataBin, nil
 	}
 	if r.peersBin == "" {

@@ -32,7 +32,8 @@ type childLimits struct {
 // childProcess runs one RunSpec in a child process and returns its Result,
 // annotated with the environment the parent gave it.
 type childProcess struct {
-	bin      string // strata or strata-bench-peers
+	bin      string // strata-bench-child, strata or strata-bench-peers
+	binNote  string // a note on the binary for the result, if any
 	spec     bench.RunSpec
 	limits   childLimits
 	cgroupID string // unique name for the child's cgroup
@@ -197,6 +198,9 @@ func (c *childProcess) annotate(res *bench.Result, group *hostenv.Group, notes [
 		} else {
 			notes = append(notes, "simulated device "+d+" not applied: Strata only")
 		}
+	}
+	if c.binNote != "" {
+		notes = append(notes, c.binNote)
 	}
 	res.Notes = append(res.Notes, notes...)
 }

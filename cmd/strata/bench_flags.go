@@ -41,6 +41,7 @@ type benchFlags struct {
 	keep         bool
 	seed         uint64
 	peersBin     string
+	strataBin    string
 }
 
 // The default run takes about a minute on two cores: 3 M sysbench rows
@@ -81,6 +82,7 @@ func (f *benchFlags) registerRunFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dir, "dir", "", "work directory (default: a temporary directory in the current one, not /tmp which is often a tmpfs; removed afterwards)")
 	fl.BoolVar(&f.keep, "keep", false, "keep the engines' directories")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the data and the request streams")
+	fl.StringVar(&f.strataBin, "strata-bin", "", "path of strata-bench-child, which runs Strata's engine without the strata binary's other code (default: next to strata, then $PATH, then built in a source checkout, else strata itself)")
 	fl.StringVar(&f.peersBin, "peers-bin", "", "path of strata-bench-peers (default: next to strata, then $PATH, then built from bench/ in a source checkout)")
 }
 

@@ -4,7 +4,7 @@
 # page sizes side by side (each its own load), automatic R and three fixed
 # R, against bbolt and Pebble under the same 64 MiB limit. Run from a
 # directory on a real disk (not tmpfs) holding the binaries:
-#   go build -o strata ./cmd/strata && (cd bench && go build -o ../strata-bench-peers ./cmd/strata-bench-peers)
+#   go build -o . ./cmd/strata ./cmd/strata-bench-child && (cd bench && go build -o ../strata-bench-peers ./cmd/strata-bench-peers)
 # Each sweep takes about 20 minutes on 2 vCPUs; the loads are kept in
 # d-<dataset> and reused by the later sweeps. Results: ps/<name>.{txt,json,png}.
 set -u

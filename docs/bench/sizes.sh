@@ -2,7 +2,7 @@
 # The data-size sweeps of docs/BENCHMARKS.md, "Data size at equal memory"
 # (issue 9). Run from a directory on a real disk (not tmpfs) holding the
 # binaries:
-#   go build -o strata ./cmd/strata && (cd bench && go build -o ../strata-bench-peers ./cmd/strata-bench-peers)
+#   go build -o . ./cmd/strata ./cmd/strata-bench-child && (cd bench && go build -o ../strata-bench-peers ./cmd/strata-bench-peers)
 # Each sweep takes about 8 minutes on 2 vCPUs (the first, 3 runs a point,
 # about 35); the loads are kept in d-<dataset> and reused by the later sweeps. Results: sz/<name>.{txt,json,png}.
 set -u

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakePeersEnv is the peers' binLocator whose environment is a temporary
+// tree: nothing on $PATH, and a build that records what it was asked.
+func fakePeersEnv(t *testing.T) (*binLocator, *[]string, *bytes.Buffer) {
+	l := newPeersLocator("", nil)
+	return fakeEnv(t, &l)
+}
+
+// fakeEnv gives locator l a temporary tree as its environment.
+func fakeEnv(t *testing.T, l *binLocator) (*binLocator, *[]string, *bytes.Buffer) {
+	root := t.TempDir()
+	var builds []string
+	log := &bytes.Buffer{}
+	l.exe = filepath.Join(root, "bin", "strata")
+	l.cwd = filepath.Join(root, "src", "strata", "cmd", "strata")
+	l.lookPath = func(string) (string, error) { return "", errors.New("not found") }
+	l.build = func(moduleDir, name, out string) error {
+		builds = append(builds, moduleDir+" -> "+out)
+		return os.WriteFile(out, []byte("#!/bin/sh\n"), 0o755)
+	}
+	l.buildDir = func() (string, error) { return os.MkdirTemp(root, "build-") }
+	l.log = log
+	must(t, os.MkdirAll(filepath.Dir(l.exe), 0o755))
+	must(t, os.MkdirAll(l.cwd, 0o755))
+	return l, &builds, log
+}
+
+func writeExecutable(t *testing.T, path string) {
+	t.Helper()
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	must(t, os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755))
+}
+
+func TestPeersLocatorOrder(t *testing.T) {
+	t.Run("flag", func(t *testing.T) {
+		l, _, _ := fakePeersEnv(t)
+		l.flag = filepath.Join(t.TempDir(), "peers")
+		if _, err := l.locate(); err == nil {
+			t.Error("a missing --peers-bin accepted")
+		}
+		writeExecutable(t, l.flag)
+		writeExecutable(t, filepath.Join(filepath.Dir(l.exe), peersBinName))
+		if got, err := l.locate(); err != nil || got != l.flag {
+			t.Errorf("locate = %q, %v; want the flag's %q first", got, err, l.flag)
+		}
+	})
+	t.Run("next to strata, before $PATH", func(t *testing.T) {
+		l, _, _ := fakePeersEnv(t)
+		want := filepath.Join(filepath.Dir(l.exe), peersBinName)
+		writeExecutable(t, want)
+		l.lookPath = func(string) (string, error) { return "/usr/bin/" + peersBinName, nil }
+		if got, err := l.locate(); err != nil || got != want {
+			t.Errorf("locate = %q, %v; want %q", got, err, want)
+		}
+	})
+	t.Run("a non-executable file next to strata is skipped", func(t *testing.T) {
+		l, _, _ := fakePeersEnv(t)
+		must(t, os.WriteFile(filepath.Join(filepath.Dir(l.exe), peersBinName), nil, 0o644))
+		l.lookPath = func(string) (string, error) { return "/usr/bin/" + peersBinName, nil }
+		if got, err := l.locate(); err != nil || got != "/usr/bin/"+peersBinName {
+			t.Errorf("locate = %q, %v; want the $PATH one", got, err)
+		}
+	})
+	t.Run("built from the checkout", func(t *testing.T) {
+		l, builds, log := fakePeersEnv(t)
+		checkout := filepath.Dir(filepath.Dir(l.cwd)) // src/strata
+		must(t, os.MkdirAll(filepath.Join(checkout, "bench"), 0o755))
+		must(t, os.WriteFile(filepath.Join(checkout, "bench", "go.mod"), []byte("module "+peersModule+"\n\ngo 1.26\n"), 0o644))
+		got, err := l.locate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(*builds) != 1 || !strings.HasPrefix((*builds)[0], filepath.Join(checkout, "bench")+" -> ") || filepath.Base(got) != peersBinName {
+			t.Errorf("locate = %q, builds %q; want one build in %s/bench", got, *builds, checkout)
+		}
+		if !strings.Contains(log.String(), "building "+peersBinName) {
+			t.Errorf("the build was not announced: %q", log.String())
+		}
+	})
+	t.Run("another module's bench/ is not ours", func(t *testing.T) {
+		l, builds, _ := fakePeersEnv(t)
+		checkout := filepath.Dir(filepath.Dir(l.cwd))
+		must(t, os.MkdirAll(filepath.Join(checkout, "bench"), 0o755))
+		must(t, os.WriteFile(filepath.Join(checkout, "bench", "go.mod"), []byte("module example.com/other/bench\n"), 0o644))
+		_, err := l.locate()
+		if err == nil || len(*builds) != 0 {
+			t.Fatalf("locate succeeded or built (%q) from a foreign module", *builds)
+		}
+		if !strings.Contains(err.Error(), "go build -o") || !strings.Contains(err.Error(), "--peers-bin") {
+			t.Errorf("the error does not say how to build it: %v", err)
+		}
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestChildLocator: strata-bench-child is found as the peers' binary is,
+// and built from the checkout's root module, not from another module.
+func TestChildLocator(t *testing.T) {
+	t.Run("next to strata", func(t *testing.T) {
+		l, _, _ := fakeChildEnv(t)
+		want := filepath.Join(filepath.Dir(l.exe), childBinName)
+		writeExecutable(t, want)
+		if got, err := l.locate(); err != nil || got != want {
+			t.Errorf("locate = %q, %v; want %q", got, err, want)
+		}
+	})
+	t.Run("built from the checkout", func(t *testing.T) {
+		l, builds, _ := fakeChildEnv(t)
+		checkout := filepath.Dir(filepath.Dir(l.cwd)) // src/strata
+		must(t, os.WriteFile(filepath.Join(checkout, "go.mod"), []byte("module "+strataModule+"\n\ngo 1.26\n"), 0o644))
+		got, err := l.locate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(*builds) != 1 || (*builds)[0] != checkout+" -> "+got || filepath.Base(got) != childBinName {
+			t.Errorf("locate = %q, builds %q; want one build in %s", got, *builds, checkout)
+		}
+	})
+	t.Run("the peers' module is not Strata's", func(t *testing.T) {
+		l, builds, _ := fakeChildEnv(t)
+		checkout := filepath.Dir(filepath.Dir(l.cwd))
+		must(t, os.WriteFile(filepath.Join(checkout, "go.mod"), []byte("module "+peersModule+"\n"), 0o644))
+		_, err := l.locate()
+		if err == nil || len(*builds) != 0 {
+			t.Fatalf("locate succeeded or built (%q) from another module", *builds)
+		}
+		if !strings.Contains(err.Error(), "go build -o "+childBinName+" ./cmd/"+childBinName) || !strings.Contains(err.Error(), "--strata-bin") {
+			t.Errorf("the error does not say how to build it: %v", err)
+		}
+	})
+}
+
+// TestBenchRunnerStrataBinary: Strata's runs use strata-bench-child where
+// it is found; where it is not, the strata binary itself, and every result
+// says so; a --strata-bin that does not exist is an error, not a silent
+// fallback.
+func TestBenchRunnerStrataBinary(t *testing.T) {
+	runner := func(t *testing.T) (*benchRunner, *bytes.Buffer) {
+		l, _, _ := fakeChildEnv(t)
+		var stderr bytes.Buffer
+		return &benchRunner{exe: l.exe, strata: *l, stderr: &stderr}, &stderr
+	}
+	r, _ := runner(t)
+	want := filepath.Join(filepath.Dir(r.exe), childBinName)
+	writeExecutable(t, want)
+	if got, err := r.binFor("strata"); err != nil || got != want || r.binNote("strata") != "" {
+		t.Errorf("binFor = %q, %v, note %q; want %q without a note", got, err, r.binNote("strata"), want)
+	}
+
+	r, stderr := runner(t)
+	if got, err := r.binFor("strata"); err != nil || got != r.exe {
+		t.Errorf("no strata-bench-child: binFor = %q, %v; want the strata binary %q", got, err, r.exe)
+	}
+	if n := r.binNote("strata"); !strings.Contains(n, "strata binary") || !strings.Contains(stderr.String(), n) {
+		t.Errorf("the fallback is not said: note %q, stderr %q", n, stderr.String())
+	}
+	if r.binNote("bbolt") != "" {
+		t.Error("a peer's result carries Strata's binary note")
+	}
+
+	r, _ = runner(t)
+	r.strata.flag = filepath.Join(t.TempDir(), "missing")
+	if _, err := r.binFor("strata"); err == nil {
+		t.Error("a missing --strata-bin accepted")
+	}
+}
+
+// fakeChildEnv is fakePeersEnv for strata-bench-child.
+func fakeChildEnv(t *testing.T) (*binLocator, *[]string, *bytes.Buffer) {
+	l := newChildLocator("", nil)
+	return fakeEnv(t, &l)
+}
