@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"debug/buildinfo"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"syscall"
 
@@ -146,6 +148,7 @@ type benchRunner struct {
 	memLimit   int64 // --mem-limit: 0 the default rule, -1 none
 	dropCaches bool
 	exe        string // the running strata binary
+	build      string // the revision it was built from (bench.BuildOf)
 	strata     binLocator
 	strataBin  string // located on first use
 	strataNote string // said in every Strata result when it is not strata-bench-child
@@ -172,6 +175,7 @@ func newBenchRunner(stderr io.Writer, f benchFlags) (*benchRunner, error) {
 		memLimit:   memLimit,
 		dropCaches: hostenv.CanDropCaches(),
 		exe:        exe,
+		build:      selfBuild(),
 		strata:     newChildLocator(f.strataBin, stderr),
 		peers:      newPeersLocator(f.peersBin, stderr),
 		view:       newProgressView(stderr),
@@ -266,6 +270,24 @@ func (r *benchRunner) run(ctx context.Context, spec bench.RunSpec) (*bench.Resul
 	return c.run(ctx)
 }
 
+// buildOfFile and selfBuild name the revision the binary at path, and
+// the running one, were built from (bench.BuildOf; empty: unknown).
+func buildOfFile(path string) string {
+	info, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return bench.BuildOf(info)
+}
+
+func selfBuild() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	return bench.BuildOf(info)
+}
+
 // binNote is the note a result of engine carries about its binary.
 func (r *benchRunner) binNote(engine string) string {
 	if peerEngines[engine] {
@@ -284,6 +306,10 @@ func (r *benchRunner) binFor(engine string) (string, error) {
 			switch {
 			case err == nil:
 				r.strataBin = p
+				if child := buildOfFile(p); child != "" && r.build != "" && child != r.build {
+					r.strataNote = fmt.Sprintf("%s was built from %s, strata from %s: the results are the child's code", p, child, r.build)
+					fmt.Fprintln(r.stderr, "note:", r.strataNote)
+				}
 			case r.strata.flag != "":
 				return "", err
 			default:

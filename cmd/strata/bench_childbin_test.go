@@ -5,8 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/stratadb/strata/internal/bench"
 )
 
 // fakePeersEnv is the peers' binLocator whose environment is a temporary
@@ -185,4 +188,38 @@ func TestBenchRunnerStrataBinary(t *testing.T) {
 func fakeChildEnv(t *testing.T) (*binLocator, *[]string, *bytes.Buffer) {
 	l := newChildLocator("", nil)
 	return fakeEnv(t, &l)
+}
+
+// TestChildBinaryNoteInResults: the note on Strata's binary reaches every
+// result the child process returns.
+func TestChildBinaryNoteInResults(t *testing.T) {
+	c := &childProcess{spec: bench.RunSpec{Engine: "strata"}, binNote: "Strata ran in the strata binary"}
+	res := &bench.Result{}
+	c.annotate(res, nil, nil)
+	if !containsNote(res.Notes, c.binNote) {
+		t.Errorf("notes %q, want %q among them", res.Notes, c.binNote)
+	}
+}
+
+func TestBuildOf(t *testing.T) {
+	info := func(kv ...string) *debug.BuildInfo {
+		var b debug.BuildInfo
+		for i := 0; i < len(kv); i += 2 {
+			b.Settings = append(b.Settings, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return &b
+	}
+	for _, tc := range []struct {
+		in   *debug.BuildInfo
+		want string
+	}{
+		{info(), ""},
+		{info("vcs.revision", "abc", "vcs.modified", "false"), "abc"},
+		{info("vcs.revision", "abc", "vcs.modified", "true"), "abc+modified"},
+		{info("vcs.modified", "true"), ""},
+	} {
+		if got := bench.BuildOf(tc.in); got != tc.want {
+			t.Errorf("BuildOf(%v) = %q, want %q", tc.in.Settings, got, tc.want)
+		}
+	}
 }

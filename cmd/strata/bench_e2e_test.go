@@ -68,6 +68,9 @@ func TestBenchEndToEnd(t *testing.T) {
 		if want := childGoMemLimit(r.Spec.Engine, defaultMemLimit(4<<20), 4<<20); r.GoMemLimit != want {
 			t.Errorf("%s: GOMEMLIMIT of the child %d, want %d", r.Spec.Workload, r.GoMemLimit, want)
 		}
+		if self, _ := os.Executable(); r.Binary != self {
+			t.Errorf("%s: the child was %q, want the test binary %q (--strata-bin)", r.Spec.Workload, r.Binary, self)
+		}
 		if r.MemLimitBytes == 0 && !containsNote(r.Notes, noCgroupNote) {
 			t.Errorf("%s: no memory limit and no note saying so: %q", r.Spec.Workload, r.Notes)
 		}
@@ -218,9 +221,15 @@ func TestBenchStrataChildBinary(t *testing.T) {
 		t.Skip("no go command to build strata-bench-child")
 	}
 	bin := filepath.Join(t.TempDir(), childBinName)
-	build := exec.Command(gobin, "build", "-o", bin, "../"+childBinName)
+	// With the revision recorded where git can give it (GOFLAGS may say
+	// -buildvcs=false), for the check of another revision below.
+	build := exec.Command(gobin, "build", "-buildvcs=true", "-o", bin, "../"+childBinName)
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Logf("go build -buildvcs=true: %v\n%s", err, out)
+		build = exec.Command(gobin, "build", "-o", bin, "../"+childBinName)
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	f := tinyBench(t)
 	f.strataBin, f.workloads = bin, "oltp_point_select"
@@ -235,9 +244,26 @@ func TestBenchStrataChildBinary(t *testing.T) {
 	if len(rep.Results) != 1 || rep.Results[0].Txns <= 0 {
 		t.Fatalf("results %+v, failures %v", rep.Results, rep.Failures)
 	}
+	if got := rep.Results[0].Binary; got != bin {
+		t.Errorf("the run's child was %q, want %q", got, bin)
+	}
 	for _, n := range rep.Results[0].Notes {
-		if strings.Contains(n, "strata binary") {
-			t.Errorf("a run in strata-bench-child noted: %q", n)
+		if strings.Contains(n, "strata binary") || strings.Contains(n, "built from") {
+			t.Errorf("a run in a strata-bench-child of this build noted: %q", n)
 		}
+	}
+
+	// A child built from another revision than strata is run, and said.
+	rev := buildOfFile(bin)
+	if rev == "" {
+		t.Skip("go build recorded no revision here (no git checkout)")
+	}
+	var stderr2 bytes.Buffer
+	r := &benchRunner{build: "0123456789abcdef", strata: newChildLocator(bin, nil), stderr: &stderr2}
+	if got, err := r.binFor("strata"); err != nil || got != bin {
+		t.Fatalf("binFor = %q, %v; want %q", got, err, bin)
+	}
+	if n := r.binNote("strata"); !strings.Contains(n, rev) || !strings.Contains(n, "0123456789abcdef") || !strings.Contains(stderr2.String(), n) {
+		t.Errorf("a child of another revision: note %q, stderr %q; want both revisions said", n, stderr2.String())
 	}
 }

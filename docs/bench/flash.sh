@@ -2,7 +2,7 @@
 # The flash cache measurements of docs/BENCHMARKS.md, "Flash cache (issue
 # 13)": document 003's experiment on simulated devices. Run from a
 # directory on a real disk (not tmpfs) holding the binaries:
-#   go build -o strata ./cmd/strata && go test -c -o strata.test .
+#   go build -o . ./cmd/strata ./cmd/strata-bench-child && go test -c -o strata.test .
 # Each configuration is one `strata bench` invocation on a fresh load:
 # random point reads (oltp_point_select), then updates by primary key
 # (oltp_update_non_index) on the same data, Strata only, 2 threads:

@@ -5,13 +5,16 @@
 # 0.5 and 0.95 on this build, on the loads of a page-size sweep (run
 # pagesize.sh first, or any sweep with --keep, in this directory).
 # Binaries: ./strata-new (this code) and ./strata-base (the one to compare),
-# ./strata-bench-peers. Results: il/<point>-<bin>-<R>-<round>.json.
+# each with its ./strata-bench-child-new or -base (go build -o
+# strata-bench-child-new ./cmd/strata-bench-child: Strata runs in the child,
+# so each build needs its own), ./strata-bench-peers. Results:
+# il/<point>-<bin>-<R>-<round>.json.
 # The configurations always run in the same order within a round; rotate
 # it if position matters on the host (it seemed to: see BENCHMARKS.md).
 set -u
 mkdir -p il
 run() { # bin r name dataset workload dist pagesize value threads round
-	./strata-$1 bench sweep --param table-size --peers-bin ./strata-bench-peers --mem-limit 64MiB --cache 32MiB \
+	./strata-$1 bench sweep --param table-size --strata-bin ./strata-bench-child-$1 --peers-bin ./strata-bench-peers --mem-limit 64MiB --cache 32MiB \
 		--strata-cache fill --strata-overhead 32MiB --warmup 10s --duration 5s --keep \
 		--strata-page-size $7 --strata-r $2 --values $8 --dir d-$4 --engine strata --dataset $4 \
 		--workload $5 --distribution $6 --threads $9 --json il/$3-$1-$2-${10}.json > /dev/null 2> il/$3-$1-$2-${10}.err

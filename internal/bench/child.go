@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 )
@@ -44,6 +45,12 @@ func RunChild(stdin io.Reader, stdout io.Writer) error {
 		writeErr = enc.Encode(ev)
 	})
 	final := Event{Result: res}
+	if res != nil {
+		res.Binary, _ = os.Executable()
+		if info, ok := debug.ReadBuildInfo(); ok {
+			res.Build = BuildOf(info)
+		}
+	}
 	if runErr != nil {
 		final = Event{Error: runErr.Error()}
 	}
@@ -76,4 +83,24 @@ func (t *progressThrottle) allow(ev Event, now time.Time) bool {
 		return true
 	}
 	return false
+}
+
+// BuildOf names the revision a binary was built from, as its build
+// information records it: the VCS revision, with "+modified" for a tree
+// with uncommitted changes; empty where the build recorded none (go run,
+// test binaries, builds outside a repository).
+func BuildOf(info *debug.BuildInfo) string {
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" && modified == "true" {
+		rev += "+modified"
+	}
+	return rev
 }

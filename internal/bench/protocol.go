@@ -3,10 +3,11 @@ package bench
 import "time"
 
 // The parent (`strata bench`) runs each engine in its own child process so
-// that memory limits apply to one engine at a time. The child is either the
-// strata binary itself (`strata bench-child`, engine "strata") or the peers
-// binary built from the bench/ module (`strata-bench-peers bench-child`,
-// engines "bbolt", "pebble", "badger"). Both call RunChild.
+// that memory limits apply to one engine at a time. The child is
+// strata-bench-child (engine "strata"; the strata binary itself, `strata
+// bench-child`, where that is missing) or the peers binary built from the
+// bench/ module (`strata-bench-peers bench-child`, engines "bbolt",
+// "pebble", "badger"). All call RunChild.
 //
 // Protocol: the parent writes one RunSpec as JSON on the child's stdin. The
 // child writes JSON lines (Event) on its stdout: progress events while it
@@ -109,6 +110,11 @@ type Result struct {
 	// of the data directory's device (KiB, -1 unknown), whether the page
 	// cache was dropped, and notes (e.g. "no cgroup: peers may use the OS
 	// page cache beyond their budget", "simulated device: nvme").
+	// Binary is the child's executable and Build the revision it was built
+	// from (BuildOf; empty: unknown), so that a result says what code
+	// produced it.
+	Binary        string   `json:"binary,omitempty"`
+	Build         string   `json:"build,omitempty"`
 	MemLimitBytes int64    `json:"mem_limit_bytes"`
 	GoMemLimit    int64    `json:"go_mem_limit"`
 	ReadAheadKB   int      `json:"read_ahead_kb"`
