@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"syscall"
 
@@ -175,7 +174,7 @@ func newBenchRunner(stderr io.Writer, f benchFlags) (*benchRunner, error) {
 		memLimit:   memLimit,
 		dropCaches: hostenv.CanDropCaches(),
 		exe:        exe,
-		build:      selfBuild(),
+		build:      bench.OwnBuild(),
 		strata:     newChildLocator(f.strataBin, stderr),
 		peers:      newPeersLocator(f.peersBin, stderr),
 		view:       newProgressView(stderr),
@@ -270,19 +269,11 @@ func (r *benchRunner) run(ctx context.Context, spec bench.RunSpec) (*bench.Resul
 	return c.run(ctx)
 }
 
-// buildOfFile and selfBuild name the revision the binary at path, and
-// the running one, were built from (bench.BuildOf; empty: unknown).
+// buildOfFile names the revision the binary at path was built from
+// (bench.BuildOf; empty: unknown).
 func buildOfFile(path string) string {
 	info, err := buildinfo.ReadFile(path)
 	if err != nil {
-		return ""
-	}
-	return bench.BuildOf(info)
-}
-
-func selfBuild() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
 		return ""
 	}
 	return bench.BuildOf(info)

@@ -47,9 +47,7 @@ func RunChild(stdin io.Reader, stdout io.Writer) error {
 	final := Event{Result: res}
 	if res != nil {
 		res.Binary, _ = os.Executable()
-		if info, ok := debug.ReadBuildInfo(); ok {
-			res.Build = BuildOf(info)
-		}
+		res.Build = OwnBuild()
 	}
 	if runErr != nil {
 		final = Event{Error: runErr.Error()}
@@ -103,4 +101,13 @@ func BuildOf(info *debug.BuildInfo) string {
 		rev += "+modified"
 	}
 	return rev
+}
+
+// OwnBuild is BuildOf the running binary.
+func OwnBuild() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	return BuildOf(info)
 }
