@@ -1,6 +1,7 @@
 package bufferpool
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -100,7 +101,7 @@ func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error)
 	}
 	pt.mu.Unlock()
 
-	bp := pt.pool.scratch.Get().(*[]byte)
+	bp := pt.pool.getScratch()
 	img, err := ld.fill(pt, (*bp)[:0])
 	if err == nil && pt.pool.opts.Verify != nil {
 		err = pt.pool.opts.Verify(id, pt.frameData(f))
@@ -113,10 +114,7 @@ func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error)
 		pt.abortLoad(ld)
 	}
 	pt.mu.Unlock()
-	if img.Data != nil && cap(img.Data) <= cap(*bp) {
-		*bp = img.Data[:0]
-	}
-	pt.pool.scratch.Put(bp)
+	pt.pool.putScratch(bp, img.Data)
 	if err != nil {
 		pt.latches[f].Unlock()
 		pt.unpin(ld.di)
@@ -270,11 +268,15 @@ func (pt *partition) handOut(id PageID, di, f int32, mode Mode) Page {
 	return Page{part: pt, d: di, frame: f, mode: mode, id: id}
 }
 
+// errCached is newPage's error for an id the pool already holds: the id is
+// in use, so its caller must not give it back to the store.
+var errCached = errors.New("already cached")
+
 func (pt *partition) newPage(id PageID) (Page, error) {
 	pt.mu.Lock()
 	if _, ok := pt.table[id]; ok {
 		pt.mu.Unlock()
-		return Page{}, fmt.Errorf("bufferpool: new page %d is already cached", id)
+		return Page{}, fmt.Errorf("bufferpool: new page %d: %w", id, errCached)
 	}
 	f, _, err := pt.allocFrame()
 	if err != nil {
@@ -285,7 +287,7 @@ func (pt *partition) newPage(id PageID) (Page, error) {
 		pt.releaseFrame(f)
 		pt.mu.Unlock()
 		pt.latches[f].Unlock()
-		return Page{}, fmt.Errorf("bufferpool: new page %d is already cached", id)
+		return Page{}, fmt.Errorf("bufferpool: new page %d: %w", id, errCached)
 	}
 	di, d := pt.allocDesc(id)
 	d.frame = f

@@ -81,7 +81,7 @@ func (pt *partition) compressDemote(di, f int32) time.Duration {
 		pt.st.totalGhostC.Add(1)
 	}
 	pt.mu.Unlock()
-	bp := pt.pool.scratch.Get().(*[]byte)
+	bp := pt.pool.getScratch()
 	start := time.Now()
 	img, used, err := codec.EncodePage(pt.pool.codec, (*bp)[:0], pt.frameData(f))
 	took := time.Since(start)
@@ -102,10 +102,7 @@ func (pt *partition) compressDemote(di, f int32) time.Duration {
 		}
 		pt.retire(di)
 	}
-	if cap(img) <= cap(*bp) {
-		*bp = img[:0]
-	}
-	pt.pool.scratch.Put(bp)
+	pt.pool.putScratch(bp, img)
 	pt.signalLoadDone()
 	return took
 }

@@ -35,10 +35,10 @@ func (pt *partition) offerImage(d *desc) {
 	if sink == nil || d.chunk < 0 || !sink.WantsEvicted(d.id, int(d.imgLen)) {
 		return
 	}
-	bp := pt.pool.scratch.Get().(*[]byte)
+	bp := pt.pool.getScratch()
 	img := pt.readChain(d.chunk, int(d.imgLen), (*bp)[:d.imgLen])
 	sink.OfferEvicted(d.id, d.codec, img, false)
-	pt.pool.scratch.Put(bp)
+	pt.pool.putScratch(bp, nil)
 }
 
 // offerBytes offers img (codec c), the image of clean page id just made by

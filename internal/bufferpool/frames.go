@@ -60,6 +60,7 @@ func (pt *partition) allocFrame() (f int32, slow time.Duration, err error) {
 		// dirty frames cannot be written (the store failed): then no wait
 		// frees one, and the write error says why.
 		if werr := pt.writeErr.Load(); dirty && werr != nil {
+			pt.pool.kickCleaner() // to retry the writes, at its back-off pace
 			return -1, slow + pt.noteWait(waitStart), fmt.Errorf("%w: dirty pages cannot be written back: %w", ErrNoFrame, *werr)
 		}
 		if waitStart.IsZero() {

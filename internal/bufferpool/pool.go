@@ -82,6 +82,21 @@ type Pool struct {
 	scratch   sync.Pool // *[]byte of 2×pageSize: compression and image assembly
 }
 
+// getScratch returns a scratch buffer of at least 2×pageSize bytes, for
+// putScratch to return.
+func (p *Pool) getScratch() *[]byte { return p.scratch.Get().(*[]byte) }
+
+// putScratch returns bp to the scratch pool after a use whose result was
+// used (nil if none): a result that outgrew the buffer replaces it, while a
+// nil or smaller one (a failed compression, a codec that returned its own
+// buffer) never does, so every pooled buffer keeps its 2×pageSize.
+func (p *Pool) putScratch(bp *[]byte, used []byte) {
+	if cap(used) > cap(*bp) {
+		*bp = used[:0]
+	}
+	p.scratch.Put(bp)
+}
+
 // New creates a pool over store.
 func New(store Store, opts Options) (*Pool, error) {
 	opts = opts.withDefaults()
@@ -211,7 +226,13 @@ func (p *Pool) NewPage() (Page, error) {
 	if err != nil {
 		return Page{}, fmt.Errorf("bufferpool: allocate page: %w", err)
 	}
-	return p.partFor(id).newPage(id)
+	pg, err := p.partFor(id).newPage(id)
+	if err != nil && !errors.Is(err, errCached) {
+		// Never written: give the id back rather than lose it until a
+		// restart.
+		p.store.Release(id)
+	}
+	return pg, err
 }
 
 // Allocate reserves a page id in the store without creating the page; Create
@@ -282,10 +303,16 @@ func (p *Pool) FlushPages(ids []PageID) error {
 }
 
 func (p *Pool) flushAll() error {
+	// Every partition is tried: one that cannot write its pages does not
+	// keep the others' dirty pages from the store.
+	var first error
 	for _, part := range p.parts {
-		if err := part.flush(true, -1); err != nil {
-			return err
+		if err := part.flush(true, -1); err != nil && first == nil {
+			first = err
 		}
+	}
+	if first != nil {
+		return first
 	}
 	if err := p.store.Sync(); err != nil {
 		return fmt.Errorf("bufferpool: sync store: %w", err)

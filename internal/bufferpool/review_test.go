@@ -24,6 +24,17 @@ type hookStore struct {
 
 	readHook  atomic.Pointer[func(PageID) error]
 	writeHook atomic.Pointer[func(PageID)]
+	// failWrite, if set, makes the writes of the pages it returns true for
+	// fail (the store itself stays healthy: a transient failure).
+	failWrite atomic.Pointer[func(PageID) bool]
+}
+
+// injectedWriteError is the hookStore's error for a failed write.
+var injectedWriteError = errors.New("hookStore: injected write error")
+
+func (h *hookStore) writeFails(id PageID) bool {
+	f := h.failWrite.Load()
+	return f != nil && (*f)(id)
 }
 
 func newHookStore(s *pagestore.Store) *hookStore {
@@ -47,12 +58,18 @@ func (h *hookStore) WritePage(id PageID, page []byte) (codec.ID, int, error) {
 	if f := h.writeHook.Load(); f != nil {
 		(*f)(id)
 	}
+	if h.writeFails(id) {
+		return 0, 0, injectedWriteError
+	}
 	return h.Store.WritePage(id, page)
 }
 
 func (h *hookStore) WritePageImage(id PageID, page []byte, c codec.Codec, dst []byte) (pagestore.Image, error) {
 	if f := h.writeHook.Load(); f != nil {
 		(*f)(id)
+	}
+	if h.writeFails(id) {
+		return pagestore.Image{}, injectedWriteError
 	}
 	return h.Store.WritePageImage(id, page, c, dst)
 }

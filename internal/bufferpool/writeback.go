@@ -38,7 +38,10 @@ func (pt *partition) cleanIfNeeded() error {
 	room := pt.roomFor(max(16, frames/8))
 	pt.mu.RUnlock()
 	limit := int64(pt.pool.opts.DirtyLimit * float64(frames))
-	if pt.waiting.Load() == 0 && (room || pt.dirty.Load() <= limit) {
+	// A standing write error is retried (at the cleaner's back-off pace)
+	// even with nobody waiting: allocFrame fails at once while it stands,
+	// without waiting, so no reader would ever ask.
+	if pt.waiting.Load() == 0 && pt.writeErr.Load() == nil && (room || pt.dirty.Load() <= limit) {
 		return nil
 	}
 	return pt.flush(false, max(16, frames/8))
@@ -161,6 +164,9 @@ func (pt *partition) flushPage(id PageID) error {
 		pt.latches[f].RUnlock()
 		d.flushing.Store(false)
 		pt.unpin(di)
+		if err == nil {
+			pt.writeErr.Store(nil) // a write succeeded (see Pool.writeFailed)
+		}
 		return err
 	}
 }
@@ -178,12 +184,9 @@ func (pt *partition) writeBack(di, f int32, flushAll bool) error {
 		pt.markClean(d, flushAll)
 		return nil
 	}
-	bp := pt.pool.scratch.Get().(*[]byte)
-	defer pt.pool.scratch.Put(bp)
+	bp := pt.pool.getScratch()
 	img, err := iw.WritePageImage(d.id, pt.frameData(f), pt.pool.codec, (*bp)[:0])
-	if cap(img.Data) <= cap(*bp) && img.Data != nil {
-		*bp = img.Data[:0]
-	}
+	defer pt.pool.putScratch(bp, img.Data)
 	if err != nil {
 		return err
 	}
