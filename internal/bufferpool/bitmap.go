@@ -110,4 +110,22 @@ func (s *bitset) last() int {
 	return -1
 }
 
+// lastBelow returns the highest member below i, or -1.
+func (s *bitset) lastBelow(i int) int {
+	if i <= 0 || s.n == 0 {
+		return -1
+	}
+	i--
+	w := s.words[i/64] & (^uint64(0) >> (63 - i%64)) // bits 0..i%64
+	for wi := i / 64; ; {
+		if w != 0 {
+			return wi*64 + 63 - bits.LeadingZeros64(w)
+		}
+		if wi--; wi < 0 {
+			return -1
+		}
+		w = s.words[wi]
+	}
+}
+
 func (s *bitset) bytes() int { return len(s.words) * 8 }

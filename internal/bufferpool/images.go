@@ -134,32 +134,56 @@ func (pt *partition) readChain(c int32, n int, dst []byte) []byte {
 	return out
 }
 
-// compactChunks empties the highest partly used OS page of the chunk
-// arena by moving its chunks into free chunks of lower pages, and so gives
-// it back to the kernel. It does so only if the free chunks of resident
-// pages add up to a page (so the move has room), and not for a page holding
-// a chunk of an image being promoted (read without mu). It reports whether
-// a page was released.
+// compactChunks empties a partly used OS page of the chunk arena, the
+// highest it can, by moving its chunks into free chunks of lower pages,
+// and so gives it back to the kernel. It does so only if the free chunks
+// of lower resident pages can take the page's chunks, and not for a page
+// holding a chunk of an image being promoted (read without mu): it then
+// tries the next lower partly used page, up to compactTries pages (a
+// promotion that holds the highest page would otherwise make every call
+// fail, and its caller evict images instead). It reports whether a page
+// was released.
 func (pt *partition) compactChunks() bool {
-	if pt.residentPages*chunksPerOSPage-pt.chunksUsed < chunksPerOSPage {
+	free := pt.residentPages*chunksPerOSPage - pt.chunksUsed
+	if free < chunksPerOSPage {
 		return false
 	}
-	src := pt.partialPages.last()
-	if src < 0 {
-		return false
+	above := 0 // free chunks in the pages skipped, above src
+	for src, tries := pt.partialPages.last(), 0; src >= 0 && tries < compactTries; src, tries = pt.partialPages.lastBelow(src), tries+1 {
+		used := int(pt.osPageUsed[src])
+		if free-above-(chunksPerOSPage-used) >= used && !pt.holdsLoadingChunk(src) {
+			return pt.emptyOSPage(src)
+		}
+		above += chunksPerOSPage - used
 	}
-	lo, hi := src*chunksPerOSPage, (src+1)*chunksPerOSPage
-	for c := lo; c < hi; c++ {
+	return false
+}
+
+// compactTries bounds the partly used pages compactChunks looks at, under
+// the partition's mutex.
+const compactTries = 4
+
+// holdsLoadingChunk reports whether OS page pg of the chunk arena holds a
+// chunk of an image being promoted.
+func (pt *partition) holdsLoadingChunk(pg int) bool {
+	for c := pg * chunksPerOSPage; c < (pg+1)*chunksPerOSPage; c++ {
 		if !pt.chunkFree.has(c) && pt.desc(pt.chunkOwner[c]).state.Load() == stLoading {
-			return false
+			return true
 		}
 	}
-	for c := lo; c < hi && pt.osPageUsed[src] > 0; c++ {
+	return false
+}
+
+// emptyOSPage moves every chunk of OS page src to free chunks of lower
+// pages, which the caller found room for, and so releases the page. It
+// reports whether it did (false, with some chunks moved, cannot happen).
+func (pt *partition) emptyOSPage(src int) bool {
+	for c := src * chunksPerOSPage; c < (src+1)*chunksPerOSPage && pt.osPageUsed[src] > 0; c++ {
 		if pt.chunkFree.has(c) {
 			continue
 		}
 		if pg := pt.partialPages.first(); pg < 0 || pg >= src {
-			return false // cannot happen: the holes below hold the page's chunks
+			return false
 		}
 		pt.moveChunk(int32(c), pt.allocChunk())
 	}
