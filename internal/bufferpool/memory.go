@@ -4,8 +4,11 @@ package bufferpool
 //
 // What counts is resident memory: frames and OS pages of the chunk arena
 // that are backed by memory, plus the metadata. resident() + metaBytes()
-// never exceeds the budget when mu is released: every allocation of new
-// memory checks it first, and memory freed by one tier is released to
+// never exceeds the budget when mu is released (with one exception: new
+// descriptors are added before the eviction that pays for them, so while
+// that eviction compresses a victim without mu, the partition may be over
+// by one descriptor chunk's metadata, about 20 KiB): every allocation of
+// new memory checks it first, and memory freed by one tier is released to
 // the kernel (madvise) before the other tier touches new memory. So the
 // process's memory, not only the bytes in use, stays within the budget,
 // whatever the fragmentation of the chunk arena.
