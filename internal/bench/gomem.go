@@ -88,3 +88,51 @@ func currentRSS() (int64, bool) {
 	}
 	return pages * int64(os.Getpagesize()), true
 }
+
+// gcCounters are the Go runtime's cumulative garbage-collection counters,
+// read before and after the measured phase so that a run says how much of
+// its CPU went to the collector (a process whose live heap nears
+// GOMEMLIMIT collects all the time, and its throughput says nothing about
+// the engine).
+type gcCounters struct {
+	cycles     uint64  // completed GC cycles
+	allocBytes uint64  // bytes allocated on the heap
+	gcCPU      float64 // estimated CPU seconds of GC work
+	totalCPU   float64 // estimated CPU seconds of the whole process
+	ok         bool
+}
+
+// gcCounterNames are the runtime/metrics names gcCounters reads, in field order.
+var gcCounterNames = []string{"/gc/cycles/total:gc-cycles", "/gc/heap/allocs:bytes", "/cpu/classes/gc/total:cpu-seconds", "/cpu/classes/total:cpu-seconds"}
+
+func readGCCounters() gcCounters {
+	s := make([]metrics.Sample, len(gcCounterNames))
+	for i, n := range gcCounterNames {
+		s[i].Name = n
+	}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 ||
+		s[2].Value.Kind() != metrics.KindFloat64 || s[3].Value.Kind() != metrics.KindFloat64 {
+		return gcCounters{}
+	}
+	return gcCounters{cycles: s[0].Value.Uint64(), allocBytes: s[1].Value.Uint64(),
+		gcCPU: s[2].Value.Float64(), totalCPU: s[3].Value.Float64(), ok: true}
+}
+
+// gcMetrics returns what the collector did between before and after, over
+// txns transactions: go.gc_cycles, go.gc_cpu_share (the runtime's estimate
+// of the share of the process's CPU time spent collecting) and
+// go.alloc_bytes_per_txn. None if either reading failed.
+func gcMetrics(before, after gcCounters, txns int64) map[string]float64 {
+	if !before.ok || !after.ok {
+		return nil
+	}
+	out := map[string]float64{"go.gc_cycles": float64(after.cycles - before.cycles)}
+	if cpu := after.totalCPU - before.totalCPU; cpu > 0 {
+		out["go.gc_cpu_share"] = (after.gcCPU - before.gcCPU) / cpu
+	}
+	if txns > 0 {
+		out["go.alloc_bytes_per_txn"] = float64(after.allocBytes-before.allocBytes) / float64(txns)
+	}
+	return out
+}

@@ -136,7 +136,9 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 	}
 	ioBefore, ioErr := readProcIO()
 	userBefore, sysBefore, cpuErr := processCPU()
+	gcBefore := readGCCounters()
 	elapsed, err := runPhase(ctx, "run", spec.Duration, workers, p.wl.txn, progress)
+	gcAfter := readGCCounters()
 	profileErr := stopProfile()
 	if err != nil {
 		return nil, err
@@ -172,6 +174,9 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 		res.Metrics = map[string]float64{}
 	}
 	for k, v := range goMemoryMetrics() {
+		res.Metrics[k] = v
+	}
+	for k, v := range gcMetrics(gcBefore, gcAfter, res.Txns) {
 		res.Metrics[k] = v
 	}
 	if err := writeHeapProfile(spec.Engine); err != nil {

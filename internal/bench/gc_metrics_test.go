@@ -1,0 +1,40 @@
+package bench
+
+import (
+	"runtime"
+	"testing"
+)
+
+var gcSink [][]byte
+
+// TestGCMetricsCountCollections: the counters read around a phase that
+// allocates and collects report the collections, the bytes allocated per
+// transaction and a GC share of the CPU between 0 and 1.
+func TestGCMetricsCountCollections(t *testing.T) {
+	before := readGCCounters()
+	if !before.ok {
+		t.Fatal("runtime/metrics lacks the GC counters")
+	}
+	const total = 32 << 20
+	for i := 0; i < total/4096; i++ {
+		gcSink = append(gcSink, make([]byte, 4096))
+		if len(gcSink) == 256 {
+			gcSink = gcSink[:0]
+		}
+	}
+	runtime.GC()
+	after := readGCCounters()
+	m := gcMetrics(before, after, 1000)
+	if m["go.gc_cycles"] < 1 {
+		t.Errorf("go.gc_cycles = %v after runtime.GC", m["go.gc_cycles"])
+	}
+	if got := m["go.alloc_bytes_per_txn"]; got < total/1000 {
+		t.Errorf("go.alloc_bytes_per_txn = %v, want at least %d", got, total/1000)
+	}
+	if share, ok := m["go.gc_cpu_share"]; !ok || share < 0 || share > 1 {
+		t.Errorf("go.gc_cpu_share = %v (present %v), want within [0, 1]", share, ok)
+	}
+	if gcMetrics(gcCounters{}, after, 1000) != nil {
+		t.Error("metrics from a failed reading")
+	}
+}
