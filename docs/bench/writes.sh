@@ -28,3 +28,23 @@ run g-io4k --engines strata --page-size 4KiB --workload oltp_write_only --table-
 run g-iopeers --engines bbolt,pebble --workload oltp_write_only --table-size 2700000 --cache 32MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/g-iopeers --keep
 run g-io4k-2 --engines strata --page-size 4KiB --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/g-io4k --keep
 run g-io16-2 --engines strata --workload oltp_write_only --table-size 2700000 --cache 24MiB --mem-limit 64MiB --warmup 5s --duration 20s --dir i10/g-io16 --keep
+# Session of 2026-12-04 (sixth; code 197fd96): Strata in strata-bench-child, caches 24/32/40 MiB, fresh directories
+# (build: go build -buildvcs=true -o . ./cmd/strata ./cmd/strata-bench-child && (cd bench && go build -o ../strata-bench-peers ./cmd/strata-bench-peers)).
+B="./strata bench --peers-bin ./strata-bench-peers --strata-bin ./strata-bench-child"
+IO="--workload oltp_write_only --table-size 2700000 --mem-limit 64MiB --warmup 5s --duration 20s --keep"
+run h-io16 --engines strata --cache 40MiB $IO --dir i10/h-io16
+run h-io4k --engines strata --page-size 4KiB --cache 40MiB $IO --dir i10/h-io4k
+run h-iopeers --engines bbolt,pebble --cache 32MiB $IO --dir i10/h-iopeers
+run h-io4k-24 --engines strata --page-size 4KiB --cache 24MiB $IO --dir i10/h-io4k24
+run h-iopeers-2 --engines bbolt,pebble --cache 32MiB $IO --dir i10/h-iopeers
+run h-io4k-2 --engines strata --page-size 4KiB --cache 40MiB $IO --dir i10/h-io4k
+run h-io16-2 --engines strata --cache 40MiB $IO --dir i10/h-io16
+run h2-io16-32 --engines strata --cache 32MiB $IO --dir i10/h2-io16
+run h2-io4k-32 --engines strata --page-size 4KiB --cache 32MiB $IO --dir i10/h2-io4k
+run h2-iopeers --engines bbolt,pebble --cache 32MiB $IO --dir i10/h2-iopeers
+run h2-io16-24 --engines strata --cache 24MiB $IO --dir i10/h2-io16-24
+run h2-io4k-32-2 --engines strata --page-size 4KiB --cache 32MiB $IO --dir i10/h2-io4k
+run h2-io16-32-2 --engines strata --cache 32MiB $IO --dir i10/h2-io16
+run h2-iopeers-2 --engines bbolt,pebble --cache 32MiB $IO --dir i10/h2-iopeers
+# The profile: STRATA_BENCH_CPUPROFILE=cpu4k (and STRATA_BENCH_HEAPPROFILE=heap4k with --cache 40MiB) before
+# $B --engines strata --page-size 4KiB --cache 32MiB $IO --dir i10/h2-io4k --duration 20s
