@@ -2,7 +2,9 @@ package bench
 
 import (
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 var gcSink [][]byte
@@ -36,5 +38,19 @@ func TestGCMetricsCountCollections(t *testing.T) {
 	}
 	if gcMetrics(gcCounters{}, after, 1000) != nil {
 		t.Error("metrics from a failed reading")
+	}
+}
+
+// TestGCNoteOnlyWhenBusy: a run whose collector took more than
+// gcBusyShare of the CPU carries a note saying so; others do not.
+func TestGCNoteOnlyWhenBusy(t *testing.T) {
+	busy := map[string]float64{"go.gc_cycles": 6530, "go.gc_cpu_share": 0.195}
+	if n := gcNote(busy, 10*time.Second); !strings.Contains(n, "20% of the CPU (653 collections a second)") {
+		t.Errorf("busy collector: note %q", n)
+	}
+	for _, quiet := range []map[string]float64{{"go.gc_cycles": 15, "go.gc_cpu_share": 0.001}, {}, nil} {
+		if n := gcNote(quiet, 10*time.Second); n != "" {
+			t.Errorf("%v: note %q", quiet, n)
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // goMemoryMetrics returns the Go runtime's memory at the end of the
@@ -135,4 +137,21 @@ func gcMetrics(before, after gcCounters, txns int64) map[string]float64 {
 		out["go.alloc_bytes_per_txn"] = float64(after.allocBytes-before.allocBytes) / float64(txns)
 	}
 	return out
+}
+
+// gcBusyShare is the share of the CPU spent collecting above which a run
+// says so: 0.1–1% in runs with room to spare, 20% (with 650 collections a
+// second) in one whose live heap had reached GOMEMLIMIT, at a quarter of
+// its throughput.
+const gcBusyShare = 0.05
+
+// gcNote returns a note for a run whose collector was busy (gcMetrics
+// over elapsed), or "".
+func gcNote(gc map[string]float64, elapsed time.Duration) string {
+	share, ok := gc["go.gc_cpu_share"]
+	if !ok || share < gcBusyShare || elapsed <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("the Go collector took %.0f%% of the CPU (%.0f collections a second): the heap is near GOMEMLIMIT, and the throughput measures the collector more than the engine (give the process more memory beyond its cache)",
+		100*share, gc["go.gc_cycles"]/elapsed.Seconds())
 }

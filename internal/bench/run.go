@@ -176,8 +176,12 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 	for k, v := range goMemoryMetrics() {
 		res.Metrics[k] = v
 	}
-	for k, v := range gcMetrics(gcBefore, gcAfter, res.Txns) {
+	gc := gcMetrics(gcBefore, gcAfter, res.Txns)
+	for k, v := range gc {
 		res.Metrics[k] = v
+	}
+	if note := gcNote(gc, elapsed); note != "" {
+		res.Notes = append(res.Notes, note)
 	}
 	if err := writeHeapProfile(spec.Engine); err != nil {
 		res.Notes = append(res.Notes, err.Error())
