@@ -80,6 +80,28 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
+// BenchmarkGetParallel: cached point reads from GOMAXPROCS goroutines
+// (run with -cpu 1,2,...): how the read path scales with threads that all
+// pass through the same root and inner pages.
+func BenchmarkGetParallel(b *testing.B) {
+	db := openBench(b, 64<<20)
+	const rows = 100_000
+	loadRows(b, db, rows)
+	var seed atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(seed.Add(1), 1))
+		key := make([]byte, 8)
+		for pb.Next() {
+			binary.BigEndian.PutUint64(key, 1+rng.Uint64N(rows))
+			if _, err := db.Get(key); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkBatchWrite: batches of 100 random-key sets of sysbench rows,
 // without and with an fsync per batch.
 func BenchmarkBatchWrite(b *testing.B) {
