@@ -94,7 +94,7 @@ size's automatic R was fastest at each size.`,
 	fl.StringVar(&f.strataR, "strata-r", "", "table-size: Strata's R at every point, comma-separated (auto, or numbers in [0, 1]; default --r)")
 	fl.StringVar(&f.strataCache, "strata-cache", "", "table-size: Strata's cache: a size, or fill (the memory limit less --strata-overhead); default --cache")
 	fl.StringVar(&f.strataPageSize, "strata-page-size", "", "table-size: Strata's page sizes, comma-separated (powers of two, 4KiB..64KiB): a load per data size and page size, a run per page size and --strata-r value (default --page-size)")
-	fl.StringVar(&f.strataOverhead, "strata-overhead", "24MiB", "table-size: memory Strata's process uses beyond its cache (Go runtime, store and WAL buffers), for --strata-cache fill")
+	fl.StringVar(&f.strataOverhead, "strata-overhead", "", "table-size: memory Strata's process uses beyond its cache (Go runtime, store and WAL buffers), for --strata-cache fill (default "+readOverhead+", or "+writeOverhead+" for a workload that writes)")
 	fl.IntVar(&f.repeat, "repeat", 1, "table-size: runs of each engine at each size, in alternating order; the table and plot give each one's median run")
 	fl.StringVar(&f.plotPath, "plot", "", "PNG to draw (default bench-sweep-<param>.png)")
 	fl.StringVar(&f.jsonPath, "json", "", "JSON results file (default bench-sweep-<param>.json)")

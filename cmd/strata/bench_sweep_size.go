@@ -142,6 +142,29 @@ func parseTableSizes(values []string, memLimit int64, rowBytes float64) ([]int64
 	return rows, xs, nil
 }
 
+// What Strata's bench child needs beyond its cache under a memory limit
+// (docs/BENCHMARKS.md, "What Strata's process spends beyond its cache" and
+// "I/O-bound writes with Strata in its own binary"): reading, 13–15 MiB of
+// it used, with room for the collector; writing, the write buffers, the
+// page map and the zstd encoders add 12–14 MiB of live heap, and with only
+// 24 MiB the collector took 20% of the CPU (650 collections a second).
+const (
+	readOverhead  = "24MiB"
+	writeOverhead = "32MiB"
+)
+
+// strataOverheadFor returns --strata-overhead as given, or its default for
+// workload.
+func strataOverheadFor(given, workload string) string {
+	switch {
+	case strings.TrimSpace(given) != "":
+		return given
+	case bench.WorkloadWrites(workload):
+		return writeOverhead
+	}
+	return readOverhead
+}
+
 func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags) error {
 	tmpl, err := f.specTemplate()
 	if err != nil {
@@ -180,12 +203,13 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 	switch c := strings.TrimSpace(strings.ToLower(f.strataCache)); c {
 	case "":
 	case "fill":
-		overhead, err := parseSize(f.strataOverhead)
+		given := strataOverheadFor(f.strataOverhead, tmpl.Workload)
+		overhead, err := parseSize(given)
 		if err != nil {
 			return fmt.Errorf("--strata-overhead: %w", err)
 		}
 		if memLimit <= 0 || memLimit-overhead < 8<<20 {
-			return fmt.Errorf("--strata-cache fill needs a --mem-limit above --strata-overhead (%s) + 8 MiB", f.strataOverhead)
+			return fmt.Errorf("--strata-cache fill needs a --mem-limit above --strata-overhead (%s) + 8 MiB", given)
 		}
 		strataCache = memLimit - overhead
 	default:

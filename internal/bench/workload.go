@@ -67,6 +67,10 @@ func Workloads() []string {
 	return names
 }
 
+// WorkloadWrites reports whether workload name modifies the table (false
+// for an unknown name).
+func WorkloadWrites(name string) bool { return workloads[name].writes }
+
 func lookupWorkload(name string) (workload, error) {
 	wl, ok := workloads[name]
 	if !ok {
