@@ -13,20 +13,53 @@ import (
 // one partition's failure does not hold back the others' pages, and a page
 // id that could not get a frame goes back to the store.
 
+// newHookPool opens a pool with opts over a hookStore on a fresh in-memory
+// store, compressing through the hook's codec if hookCodec; the store is
+// closed when the test ends.
+func newHookPool(t *testing.T, opts Options, hookCodec bool) (*hookStore, *Pool) {
+	t.Helper()
+	s := openStore(t, vfs.NewMem(), "lz4")
+	t.Cleanup(func() { s.Close() })
+	hs := newHookStore(s)
+	if hookCodec {
+		opts.Codec = &hs.c
+	}
+	p, err := New(hs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hs, p
+}
+
+// newPageOnceWritable creates a new page, retrying while the pool has no
+// frame for it (ErrNoFrame) for up to 5 s: the time the cleaner gets to
+// write back the dirty pages of a store that works again.
+func newPageOnceWritable(t *testing.T, p *Pool) Page {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pg, err := p.NewPage()
+		if err == nil {
+			return pg
+		}
+		if !errors.Is(err, ErrNoFrame) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after the store recovered, new pages still fail: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestFailedCompressionKeepsScratchBuffers: demotions whose compression
 // fails return no buffer. The scratch buffer they took must go back to the
 // pool whole: a nil one there made the next promotion that took it panic
 // (slicing the image out of a zero-capacity buffer).
 func TestFailedCompressionKeepsScratchBuffers(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	hs := newHookStore(s)
 	keepImages = false // every demotion compresses
 	defer func() { keepImages = true }()
-	p, err := New(hs, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, Codec: &hs.c})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hs, p := newHookPool(t, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5}, true)
 	const n = 150
 	populate(t, p, n)
 	if err := p.FlushAll(); err != nil {
@@ -73,13 +106,7 @@ func TestFailedCompressionKeepsScratchBuffers(t *testing.T) {
 // does not wait) or above the dirty limit, so the error stood, and every
 // new page failed, until the next checkpoint.
 func TestTransientWriteFailureEnds(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	hs := newHookStore(s)
-	p, err := New(hs, Options{CacheSize: 256 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hs, p := newHookPool(t, Options{CacheSize: 256 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0}, false)
 	defer p.Close()
 	var held []Page
 	defer func() {
@@ -133,21 +160,7 @@ func TestTransientWriteFailureEnds(t *testing.T) {
 		t.Fatalf("FlushAll with failing writes: %v", err)
 	}
 	hs.failWrite.Store(nil) // the store works again
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		pg, err := p.NewPage()
-		if err == nil {
-			pg.Release()
-			break
-		}
-		if !errors.Is(err, ErrNoFrame) {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("5 s after the store recovered, new pages still fail: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	newPageOnceWritable(t, p).Release()
 	for _, id := range inFrames[:dirty] {
 		if _, st, _, _, _ := stateOf(p, id); st == stFrame && p.partFor(id).desc(mustDesc(t, p, id)).dirty.Load() {
 			t.Errorf("page %d still dirty after the cleaner's retry", id)
@@ -170,13 +183,7 @@ func mustDesc(t *testing.T, p *Pool, id PageID) int32 {
 // partitions' dirty pages (it used to stop at the first failing partition,
 // and Close then dropped the rest unwritten).
 func TestFlushAllTriesEveryPartition(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	hs := newHookStore(s)
-	p, err := New(hs, Options{CacheSize: 1 << 20, Partitions: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hs, p := newHookPool(t, Options{CacheSize: 1 << 20, Partitions: 4}, false)
 	defer p.Close()
 	populate(t, p, 64) // new pages are dirty
 	first := p.parts[0]
@@ -213,13 +220,7 @@ func TestFlushAllTriesEveryPartition(t *testing.T) {
 // store, which hands it out again; each such failure used to leave a hole
 // in the id space until a restart.
 func TestNewPageWithoutFrameReleasesID(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	hs := newHookStore(s)
-	p, err := New(hs, Options{CacheSize: 128 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
+	hs, p := newHookPool(t, Options{CacheSize: 128 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0}, false)
 	defer p.Close()
 	always := func(PageID) bool { return true }
 	hs.failWrite.Store(&always)
@@ -244,19 +245,9 @@ func TestNewPageWithoutFrameReleasesID(t *testing.T) {
 		}
 	}
 	hs.failWrite.Store(nil) // the cleaner can now make frames clean
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		pg, err := p.NewPage()
-		if err == nil {
-			if pg.ID() != last+1 {
-				t.Errorf("the next new page got id %d, want %d (the ids of the failed ones given back)", pg.ID(), last+1)
-			}
-			pg.Release()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("5 s after the store recovered, new pages still fail: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	pg := newPageOnceWritable(t, p)
+	if pg.ID() != last+1 {
+		t.Errorf("the next new page got id %d, want %d (the ids of the failed ones given back)", pg.ID(), last+1)
 	}
+	pg.Release()
 }
