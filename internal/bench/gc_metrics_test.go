@@ -26,7 +26,7 @@ func TestGCMetricsCountCollections(t *testing.T) {
 	}
 	runtime.GC()
 	after := readGCCounters()
-	m := gcMetrics(before, after, 1000)
+	m := gcMetrics(before, after, 1000, time.Second)
 	if m["go.gc_cycles"] < 1 {
 		t.Errorf("go.gc_cycles = %v after runtime.GC", m["go.gc_cycles"])
 	}
@@ -36,7 +36,7 @@ func TestGCMetricsCountCollections(t *testing.T) {
 	if share, ok := m["go.gc_cpu_share"]; !ok || share < 0 || share > 1 {
 		t.Errorf("go.gc_cpu_share = %v (present %v), want within [0, 1]", share, ok)
 	}
-	if gcMetrics(gcCounters{}, after, 1000) != nil {
+	if gcMetrics(gcCounters{}, after, 1000, time.Second) != nil {
 		t.Error("metrics from a failed reading")
 	}
 }
@@ -45,10 +45,10 @@ func TestGCMetricsCountCollections(t *testing.T) {
 // gcBusyShare of the CPU carries a note saying so; others do not.
 func TestGCNoteOnlyWhenBusy(t *testing.T) {
 	busy := map[string]float64{"go.gc_cycles": 6530, "go.gc_cpu_share": 0.195}
-	if n := gcNote(busy, 10*time.Second); !strings.Contains(n, "20% of the CPU (653 collections a second)") {
+	if n := gcNote(busy, 10*time.Second); !strings.Contains(n, "about 20% of the process's CPU (653 collections a second)") {
 		t.Errorf("busy collector: note %q", n)
 	}
-	for _, quiet := range []map[string]float64{{"go.gc_cycles": 15, "go.gc_cpu_share": 0.001}, {}, nil} {
+	for _, quiet := range []map[string]float64{{"go.gc_cycles": 15, "go.gc_cpu_share": 0.001}, {"go.gc_cycles": 2, "go.gc_cpu_share": 0.5}, {}, nil} {
 		if n := gcNote(quiet, 10*time.Second); n != "" {
 			t.Errorf("%v: note %q", quiet, n)
 		}

@@ -99,13 +99,12 @@ func currentRSS() (int64, bool) {
 type gcCounters struct {
 	cycles     uint64  // completed GC cycles
 	allocBytes uint64  // bytes allocated on the heap
-	gcCPU      float64 // estimated CPU seconds of GC work
-	totalCPU   float64 // estimated CPU seconds of the whole process
+	gcCPU      float64 // the runtime's estimate of CPU seconds spent collecting
 	ok         bool
 }
 
 // gcCounterNames are the runtime/metrics names gcCounters reads, in field order.
-var gcCounterNames = []string{"/gc/cycles/total:gc-cycles", "/gc/heap/allocs:bytes", "/cpu/classes/gc/total:cpu-seconds", "/cpu/classes/total:cpu-seconds"}
+var gcCounterNames = []string{"/gc/cycles/total:gc-cycles", "/gc/heap/allocs:bytes", "/cpu/classes/gc/total:cpu-seconds"}
 
 func readGCCounters() gcCounters {
 	s := make([]metrics.Sample, len(gcCounterNames))
@@ -114,24 +113,26 @@ func readGCCounters() gcCounters {
 	}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 ||
-		s[2].Value.Kind() != metrics.KindFloat64 || s[3].Value.Kind() != metrics.KindFloat64 {
+		s[2].Value.Kind() != metrics.KindFloat64 {
 		return gcCounters{}
 	}
-	return gcCounters{cycles: s[0].Value.Uint64(), allocBytes: s[1].Value.Uint64(),
-		gcCPU: s[2].Value.Float64(), totalCPU: s[3].Value.Float64(), ok: true}
+	return gcCounters{cycles: s[0].Value.Uint64(), allocBytes: s[1].Value.Uint64(), gcCPU: s[2].Value.Float64(), ok: true}
 }
 
 // gcMetrics returns what the collector did between before and after, over
-// txns transactions: go.gc_cycles, go.gc_cpu_share (the runtime's estimate
-// of the share of the process's CPU time spent collecting) and
-// go.alloc_bytes_per_txn. None if either reading failed.
-func gcMetrics(before, after gcCounters, txns int64) map[string]float64 {
+// txns transactions in which the process used cpu (user and system time):
+// go.gc_cycles, go.alloc_bytes_per_txn and, if cpu is known (> 0),
+// go.gc_cpu_share, the runtime's estimate of its collection work over
+// that CPU time. The runtime adds a cycle's work to its estimate when the
+// cycle ends, so over a phase of few cycles the share is rough (and 0
+// without one). None if either reading failed.
+func gcMetrics(before, after gcCounters, txns int64, cpu time.Duration) map[string]float64 {
 	if !before.ok || !after.ok {
 		return nil
 	}
 	out := map[string]float64{"go.gc_cycles": float64(after.cycles - before.cycles)}
-	if cpu := after.totalCPU - before.totalCPU; cpu > 0 {
-		out["go.gc_cpu_share"] = (after.gcCPU - before.gcCPU) / cpu
+	if cpu > 0 {
+		out["go.gc_cpu_share"] = (after.gcCPU - before.gcCPU) / cpu.Seconds()
 	}
 	if txns > 0 {
 		out["go.alloc_bytes_per_txn"] = float64(after.allocBytes-before.allocBytes) / float64(txns)
@@ -139,19 +140,23 @@ func gcMetrics(before, after gcCounters, txns int64) map[string]float64 {
 	return out
 }
 
-// gcBusyShare is the share of the CPU spent collecting above which a run
-// says so: 0.1–1% in runs with room to spare, 20% (with 650 collections a
-// second) in one whose live heap had reached GOMEMLIMIT, at a quarter of
-// its throughput.
-const gcBusyShare = 0.05
+// gcBusyShare is the share of the process's CPU spent collecting above
+// which a run says so (with at least gcBusyCycles collections, for the
+// estimate to mean something): 0.1–1% in runs with room to spare; in one
+// whose live heap had reached GOMEMLIMIT, 650 collections a second, at a
+// quarter of the throughput.
+const (
+	gcBusyShare  = 0.05
+	gcBusyCycles = 10
+)
 
 // gcNote returns a note for a run whose collector was busy (gcMetrics
 // over elapsed), or "".
 func gcNote(gc map[string]float64, elapsed time.Duration) string {
 	share, ok := gc["go.gc_cpu_share"]
-	if !ok || share < gcBusyShare || elapsed <= 0 {
+	if !ok || share < gcBusyShare || gc["go.gc_cycles"] < gcBusyCycles || elapsed <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("the Go collector took %.0f%% of the CPU (%.0f collections a second): the heap is near GOMEMLIMIT, and the throughput measures the collector more than the engine (give the process more memory beyond its cache)",
+	return fmt.Sprintf("the Go collector took about %.0f%% of the process's CPU (%.0f collections a second): the heap is near GOMEMLIMIT, and the throughput measures the collector more than the engine (give the process more memory beyond its cache)",
 		100*share, gc["go.gc_cycles"]/elapsed.Seconds())
 }

@@ -147,10 +147,14 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 	userAfter, sysAfter, cpuErrAfter := processCPU()
 	summarize(res, workers, elapsed)
 	res.CPUPerTxnUs, res.SysPerTxnUs = -1, -1
-	if errors.Join(cpuErr, cpuErrAfter) == nil && res.Txns > 0 {
+	var phaseCPU time.Duration // 0: unknown
+	if errors.Join(cpuErr, cpuErrAfter) == nil {
 		sys := sysAfter - sysBefore
-		res.CPUPerTxnUs = float64((userAfter - userBefore + sys).Microseconds()) / float64(res.Txns)
-		res.SysPerTxnUs = float64(sys.Microseconds()) / float64(res.Txns)
+		phaseCPU = userAfter - userBefore + sys
+		if res.Txns > 0 {
+			res.CPUPerTxnUs = float64(phaseCPU.Microseconds()) / float64(res.Txns)
+			res.SysPerTxnUs = float64(sys.Microseconds()) / float64(res.Txns)
+		}
 	}
 	if profileErr != nil {
 		res.Notes = append(res.Notes, profileErr.Error())
@@ -176,7 +180,7 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 	for k, v := range goMemoryMetrics() {
 		res.Metrics[k] = v
 	}
-	gc := gcMetrics(gcBefore, gcAfter, res.Txns)
+	gc := gcMetrics(gcBefore, gcAfter, res.Txns, phaseCPU)
 	for k, v := range gc {
 		res.Metrics[k] = v
 	}

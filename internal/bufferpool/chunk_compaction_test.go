@@ -83,13 +83,14 @@ func TestCompactionSkipsPageOfPromotion(t *testing.T) {
 		owner.state.Store(was)
 		topStill := pt.partialPages.has(top)
 		belowGone := !pt.partialPages.has(below) && pt.osPageUsed[below] == 0
+		residentAfter := pt.residentPages
 		pt.mu.Unlock()
 		if !ok {
 			t.Fatalf("compaction failed with page %d (below the promotion's page %d) free to empty", below, top)
 		}
-		if !topStill || !belowGone || pt.residentPages != resident-1 {
+		if !topStill || !belowGone || residentAfter != resident-1 {
 			t.Fatalf("compaction: top page still partly used %v, page %d emptied %v, resident pages %d → %d",
-				topStill, below, belowGone, resident, pt.residentPages)
+				topStill, below, belowGone, resident, residentAfter)
 		}
 		checkInvariants(t, p)
 		return

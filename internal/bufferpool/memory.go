@@ -4,14 +4,16 @@ package bufferpool
 //
 // What counts is resident memory: frames and OS pages of the chunk arena
 // that are backed by memory, plus the metadata. resident() + metaBytes()
-// never exceeds the budget when mu is released (with one exception: new
-// descriptors are added before the eviction that pays for them, so while
-// that eviction compresses a victim without mu, the partition may be over
-// by one descriptor chunk's metadata, about 20 KiB): every allocation of
-// new memory checks it first, and memory freed by one tier is released to
-// the kernel (madvise) before the other tier touches new memory. So the
-// process's memory, not only the bytes in use, stays within the budget,
-// whatever the fragmentation of the chunk arena.
+// never exceeds the budget when mu is released, with one exception: a
+// chunk of 256 descriptors (27 KiB of metadata) is added before the
+// eviction that pays for it, so the partition may be over by that much
+// while the eviction compresses its victim or waits for the cleaner (mu
+// released), or, if nothing can be evicted, until memory is next freed.
+// Every other allocation of new memory checks the budget first, and
+// memory freed by one tier is released to the kernel (madvise) before the
+// other tier touches new memory. So the process's memory, not only the
+// bytes in use, stays within the budget, whatever the fragmentation of
+// the chunk arena.
 //
 // R is how the budget splits under pressure, not a cap: a tier may use
 // memory the other leaves unused. When memory is needed and the budget is

@@ -26,22 +26,29 @@ type imageWriter interface {
 }
 
 // cleanIfNeeded writes dirty frames back when a reader is waiting for a
-// clean frame, or when more than the dirty limit of frames are dirty and
+// clean frame, when more than the dirty limit of frames are dirty and
 // the budget has little room left (new pages will soon need evictions,
-// which need clean frames). While the data fits with room to spare,
-// nothing is written back between checkpoints: a page changed by many
-// commits is compressed and written once per checkpoint, not once per
-// cleaning.
+// which need clean frames), or while a write error stands. While the data
+// fits with room to spare, nothing is written back between checkpoints: a
+// page changed by many commits is compressed and written once per
+// checkpoint, not once per cleaning.
 func (pt *partition) cleanIfNeeded() error {
 	pt.mu.RLock()
 	frames := max(pt.framesUsed, 16)
 	room := pt.roomFor(max(16, frames/8))
 	pt.mu.RUnlock()
 	limit := int64(pt.pool.opts.DirtyLimit * float64(frames))
+	dirty := pt.dirty.Load()
+	if dirty == 0 && pt.writeErr.Load() != nil {
+		// The pages whose writes failed are gone (freed, or written by
+		// FlushPages): the error no longer describes the partition, and
+		// left standing it would fail a later allocation at once.
+		pt.writeErr.Store(nil)
+	}
 	// A standing write error is retried (at the cleaner's back-off pace)
 	// even with nobody waiting: allocFrame fails at once while it stands,
 	// without waiting, so no reader would ever ask.
-	if pt.waiting.Load() == 0 && pt.writeErr.Load() == nil && (room || pt.dirty.Load() <= limit) {
+	if pt.waiting.Load() == 0 && pt.writeErr.Load() == nil && (room || dirty <= limit) {
 		return nil
 	}
 	return pt.flush(false, max(16, frames/8))
