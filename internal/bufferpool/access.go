@@ -12,17 +12,22 @@ import (
 // Page access: hits, loads (promotion of an image, or a miss read from the
 // store), new pages, release, dirtying and dropping.
 //
-// Lock rules: get and load take mu themselves (shared for a hit,
-// exclusively to load) and return without it, holding the page's latch
-// in the caller's mode. The store read, decompression and verification of
+// Lock rules: a hit takes no partition lock (tryHit: a pin, then a
+// TryLock of the frame's latch, each checked against the descriptor). get's
+// other paths and load take mu themselves (shared to find a page in
+// transit, exclusively to load) and return without it, holding the page's
+// latch in the caller's mode. The store read, decompression and verification of
 // a load run without mu, on a descriptor in state stLoading whose frame
 // latch the loader holds exclusively. The helpers named begin*, finish*
 // and abortLoad are called with mu held and return with it held.
 
 func (pt *partition) get(id PageID, mode Mode) (Page, error) {
+	if pg, ok := pt.tryHit(id, mode); ok {
+		return pg, nil
+	}
 	for {
 		pt.mu.RLock()
-		if di, ok := pt.table[id]; ok {
+		if di, ok := pt.table.lookup(id); ok {
 			d := pt.desc(di)
 			switch d.state.Load() {
 			case stFrame:
@@ -35,10 +40,10 @@ func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 				if d.inner.Load() {
 					pt.touchInner(d)
 				}
-				f := d.frame
+				f := d.frame.Load()
 				pt.mu.RUnlock()
 				pt.latch(f, mode)
-				pt.st.hitsU.Add(1)
+				pt.st.hitsU.add(f, 1)
 				return Page{part: pt, d: di, frame: f, mode: mode, id: id}, nil
 			case stLoading, stDemoting:
 				// Wait for the load or demotion to finish, then look
@@ -57,13 +62,56 @@ func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 	}
 }
 
+// tryHit takes page id if it is in a frame whose latch is free in mode,
+// without the partition mutex: it finds the descriptor in the table, pins
+// it, TryLocks the frame's latch and then checks that the descriptor is
+// still page id's, in that frame. Whatever takes a page out of its frame
+// (demote, through evictAt; drop) holds the frame's latch exclusively
+// while it does, so a page found in place under the latch stays there
+// until it is unlatched; the pin keeps the descriptor from being reused
+// meanwhile. It never waits: when anything does not match, it undoes what
+// it took and get takes the locked path.
+func (pt *partition) tryHit(id PageID, mode Mode) (Page, bool) {
+	di, ok := pt.table.lookup(id)
+	if !ok {
+		return Page{}, false
+	}
+	d := pt.desc(di)
+	if d.state.Load() != stFrame {
+		return Page{}, false // in transit or an image: no pin to undo
+	}
+	d.pins.Add(1)
+	f := d.frame.Load()
+	if f < 0 || d.state.Load() != stFrame || d.pageID() != id {
+		pt.unpin(di)
+		return Page{}, false
+	}
+	if !pt.tryLatch(f, mode) {
+		pt.unpin(di)
+		return Page{}, false
+	}
+	if d.state.Load() != stFrame || d.frame.Load() != f || d.pageID() != id {
+		pt.unlatch(f, mode)
+		pt.unpin(di)
+		return Page{}, false
+	}
+	if !d.ref.Load() { // no store, no cache line taken, if set
+		d.ref.Store(true)
+	}
+	if d.inner.Load() {
+		pt.touchInner(d)
+	}
+	pt.st.hitsU.add(f, 1)
+	return Page{part: pt, d: di, frame: f, mode: mode, id: id}, true
+}
+
 // load brings page id into a frame: from its compressed image (a compressed
 // hit, promoting it) or from the store (a miss). retry means the page's
 // state changed meanwhile and the caller should look again.
 func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error) {
 	start := time.Now()
 	pt.mu.Lock()
-	di, cached := pt.table[id]
+	di, cached := pt.table.lookup(id)
 	if cached && pt.desc(di).state.Load() != stImage {
 		pt.mu.Unlock()
 		return Page{}, true, nil
@@ -76,7 +124,7 @@ func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error)
 	f, slow, err := pt.allocFrame()
 	if err == nil {
 		// allocFrame may have released mu: check nothing changed.
-		if di2, ok := pt.table[id]; ok != cached || (ok && (di2 != di || pt.desc(di).state.Load() != stImage)) {
+		if di2, ok := pt.table.lookup(id); ok != cached || (ok && (di2 != di || pt.desc(di).state.Load() != stImage)) {
 			pt.releaseFrame(f)
 			pt.mu.Unlock()
 			pt.latches[f].Unlock()
@@ -154,13 +202,13 @@ type loading struct {
 func (pt *partition) beginPromote(di, f int32) loading {
 	d := pt.desc(di)
 	d.state.Store(stLoading)
-	d.frame = f
+	d.frame.Store(f)
 	d.ref.Store(true)
 	if d.inner.Load() {
 		d.usedAt.Store(pt.frameEvictions.Load())
 	}
 	pt.frameDesc[f] = di
-	if pt.ghostU.take(d.id) {
+	if pt.ghostU.take(d.pageID()) {
 		pt.st.ghostUonC.Add(1)
 		pt.st.totalGhostU.Add(1)
 	}
@@ -174,8 +222,8 @@ func (pt *partition) beginPromote(di, f int32) loading {
 // beginMiss creates the descriptor of page id, loading into frame f.
 func (pt *partition) beginMiss(id PageID, f int32) loading {
 	di, d := pt.allocDesc(id)
-	d.frame = f
-	d.pins.Store(1)
+	d.frame.Store(f)
+	d.pins.Add(1) // Add: a tryHit may hold a transient pin on a reused descriptor
 	// A page read for the first time enters cold: the CLOCK hand evicts it
 	// on its next pass unless it is used again by then. Pages touched once
 	// (a scan) so never push out pages in use (see TestScanResistance).
@@ -209,7 +257,7 @@ func (ld loading) fill(pt *partition, buf []byte) (pagestore.Image, error) {
 		return pagestore.Image{}, err
 	}
 	start := time.Now()
-	img, err := pt.pool.store.ReadImage(pt.desc(ld.di).id, buf)
+	img, err := pt.pool.store.ReadImage(pt.desc(ld.di).pageID(), buf)
 	pt.pool.timing.disk.add(time.Since(start))
 	if err != nil {
 		return img, err
@@ -254,7 +302,7 @@ func (pt *partition) abortLoad(ld loading) {
 		pt.dropImage(d, false)
 	}
 	pt.releaseFrame(ld.f)
-	d.frame = -1
+	d.frame.Store(-1)
 	pt.retire(ld.di)
 	pt.signalLoadDone()
 }
@@ -274,7 +322,7 @@ var errCached = errors.New("already cached")
 
 func (pt *partition) newPage(id PageID) (Page, error) {
 	pt.mu.Lock()
-	if _, ok := pt.table[id]; ok {
+	if _, ok := pt.table.lookup(id); ok {
 		pt.mu.Unlock()
 		return Page{}, fmt.Errorf("bufferpool: new page %d: %w", id, errCached)
 	}
@@ -283,15 +331,15 @@ func (pt *partition) newPage(id PageID) (Page, error) {
 		pt.mu.Unlock()
 		return Page{}, fmt.Errorf("bufferpool: new page %d: %w", id, err)
 	}
-	if _, ok := pt.table[id]; ok {
+	if _, ok := pt.table.lookup(id); ok {
 		pt.releaseFrame(f)
 		pt.mu.Unlock()
 		pt.latches[f].Unlock()
 		return Page{}, fmt.Errorf("bufferpool: new page %d: %w", id, errCached)
 	}
 	di, d := pt.allocDesc(id)
-	d.frame = f
-	d.pins.Store(1)
+	d.frame.Store(f)
+	d.pins.Add(1) // Add: a tryHit may hold a transient pin on a reused descriptor
 	d.ref.Store(true)
 	d.dirty.Store(true)
 	pt.dirty.Add(1)
@@ -329,14 +377,20 @@ func (pt *partition) markDirty(di int32) {
 func (pt *partition) drop(id PageID) error {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	di, ok := pt.table[id]
+	di, ok := pt.table.lookup(id)
 	if !ok {
 		return nil
 	}
 	d := pt.desc(di)
 	// The page cleaner pins pages for a moment while it writes them;
 	// give such a pin time to go before calling the page in use.
-	for start := time.Now(); d.pins.Load() > 0 || d.state.Load() == stLoading || d.state.Load() == stDemoting; {
+	start := time.Now()
+	for {
+		idle, f := pt.latchIdle(d)
+		if idle {
+			pt.dropIdle(di, f)
+			return nil
+		}
 		// A user's pin gets 100 ms to go; the cleaner's write-back and
 		// pages in transit are waited for (up to 10 s).
 		patience := 100 * time.Millisecond
@@ -349,22 +403,51 @@ func (pt *partition) drop(id PageID) error {
 		pt.mu.Unlock()
 		time.Sleep(50 * time.Microsecond)
 		pt.mu.Lock()
-		if di, ok = pt.table[id]; !ok {
+		if di, ok = pt.table.lookup(id); !ok {
 			return nil
 		}
 		d = pt.desc(di)
 	}
+}
+
+// latchIdle reports whether page d is idle: unpinned and not in transit.
+// A page in a frame is idle only with its frame latched exclusively (a
+// tryHit that pinned it since checks it under the latch): it returns
+// that frame, latched, or -1. Called with mu held.
+func (pt *partition) latchIdle(d *desc) (idle bool, f int32) {
+	if d.pins.Load() > 0 {
+		return false, -1
+	}
+	switch d.state.Load() {
+	case stLoading, stDemoting:
+		return false, -1
+	case stFrame:
+		f = d.frame.Load()
+		if !pt.latches[f].TryLock() {
+			return false, -1
+		}
+		return true, f
+	}
+	return true, -1
+}
+
+// dropIdle removes idle page di (latchIdle), in frame f (latched
+// exclusively; unlatched here) or an image. Called with mu held.
+func (pt *partition) dropIdle(di, f int32) {
+	d := pt.desc(di)
 	switch d.state.Load() {
 	case stFrame:
 		if d.dirty.Swap(false) {
 			pt.dirty.Add(-1)
 		}
 		pt.dropImage(d, true)
-		pt.releaseFrame(d.frame)
-		d.frame = -1
+		pt.releaseFrame(f)
+		d.frame.Store(-1)
 	case stImage:
 		pt.dropImage(d, false)
 	}
 	pt.retire(di)
-	return nil
+	if f >= 0 {
+		pt.latches[f].Unlock()
+	}
 }

@@ -27,7 +27,7 @@ import (
 // free afterwards. It returns how long it compressed (0 if it did not).
 func (pt *partition) demote(di, f int32) time.Duration {
 	d := pt.desc(di)
-	pt.ghostU.add(d.id)
+	pt.ghostU.add(d.pageID())
 	d.evictedAt = pt.below.push()
 	pt.st.evictFrames.Add(1)
 	switch {
@@ -44,7 +44,7 @@ func (pt *partition) demote(di, f int32) time.Duration {
 		// Compressing demotions do not pay (the controller's gate):
 		// remember the page as if it had been demoted and evicted, so that
 		// compressed-ghost hits keep measuring what they would earn.
-		pt.ghostC.add(d.id)
+		pt.ghostC.add(d.pageID())
 		pt.st.ctlSkipped.Add(1)
 	default:
 		return pt.compressDemote(di, f)
@@ -52,7 +52,7 @@ func (pt *partition) demote(di, f int32) time.Duration {
 	pt.offerFrame(d, f)
 	pt.dropImage(d, true)
 	pt.releaseFrame(f)
-	d.frame = -1
+	d.frame.Store(-1)
 	pt.retire(di)
 	return 0
 }
@@ -62,7 +62,7 @@ func (pt *partition) demote(di, f int32) time.Duration {
 // and puts it in the ring.
 func (pt *partition) imageFromFrame(di, f int32) {
 	d := pt.desc(di)
-	d.frame = -1
+	d.frame.Store(-1)
 	d.ref.Store(false) // enters the image CLOCK cold
 	d.state.Store(stImage)
 	pt.releaseFrame(f)
@@ -74,7 +74,7 @@ func (pt *partition) imageFromFrame(di, f int32) {
 func (pt *partition) compressDemote(di, f int32) time.Duration {
 	d := pt.desc(di)
 	d.state.Store(stDemoting)
-	if pt.ghostC.take(d.id) {
+	if pt.ghostC.take(d.pageID()) {
 		// A larger compressed tier would still have held this page's
 		// image: this compression is what it would have saved.
 		pt.st.ghostConComp.Add(1)
@@ -89,7 +89,7 @@ func (pt *partition) compressDemote(di, f int32) time.Duration {
 	pt.mu.Lock()
 	// The bytes are in img: the frame is not needed any more, and its
 	// memory may go to the image.
-	d.frame = -1
+	d.frame.Store(-1)
 	pt.releaseFrame(f)
 	if err == nil && used != codec.None && !pt.imagesOff() && pt.attachImage(di, img, used, false) {
 		d.compressed = true
@@ -98,7 +98,7 @@ func (pt *partition) compressDemote(di, f int32) time.Duration {
 		pt.st.ctlDemotions.Add(1)
 	} else {
 		if err == nil {
-			pt.offerBytes(d.id, used, img) // leaves memory: the image did not fit, or the page does not compress
+			pt.offerBytes(d.pageID(), used, img) // leaves memory: the image did not fit, or the page does not compress
 		}
 		pt.retire(di)
 	}

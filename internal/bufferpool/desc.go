@@ -9,13 +9,16 @@ import (
 
 // Descriptors: one per cached page, and the partition's table of them.
 //
-// Lock rules: a descriptor's state changes, and its non-atomic fields
-// (frame, chunk, imgLen, codec, gen, compressed) are read and written, only
-// under the partition mutex, with one exception: the goroutine that loads
-// a page (state stLoading) reads the chunks of its image without the
-// mutex, and nothing frees or moves them meanwhile. The atomic fields are
-// read without the mutex on the hit path (state, pins, ref) and changed by
-// page holders (dirty) and the page cleaner (flushing). Every function here
+// Lock rules: a descriptor's state, id and frame change, and its
+// non-atomic fields (chunk, imgLen, codec, gen, compressed) are read and
+// written, only under the partition mutex, with one exception: the
+// goroutine that loads a page (state stLoading) reads the chunks of its
+// image without the mutex, and nothing frees or moves them meanwhile. The
+// atomic fields are read without the mutex by hits (state, id, frame,
+// pins, ref; see tryHit) and changed by page holders (dirty) and the page
+// cleaner (flushing). pins is also changed without the mutex by tryHit,
+// which may pin a descriptor for a moment after it left the page it was
+// looking for: pins are only ever added to and taken from, never set. Every function here
 // is called with the mutex held, except unpin, which takes it.
 
 // pageState is where a cached page is.
@@ -38,7 +41,9 @@ const (
 // the compressed bytes it was read from or written as while it is
 // unmodified, so that demoting it compresses nothing. MarkDirty drops it.
 type desc struct {
-	id    PageID
+	// id is the page's id (pageID), atomic because tryHit reads it
+	// without mu to check that a descriptor it found is still the page's.
+	id    atomic.Uint64
 	state atomic.Uint32
 	pins  atomic.Int32
 	ref   atomic.Bool // CLOCK reference bit (of the frame, or of the image when there is no frame)
@@ -59,8 +64,8 @@ type desc struct {
 	// compressed: the image was made by a compressing demotion (not read
 	// from or written to the store), for the controller's on/off gate.
 	compressed bool
-	frame      int32 // frame index, or -1
-	chunk      int32 // first chunk of the image, or -1
+	frame      atomic.Int32 // frame index, or -1; atomic for tryHit
+	chunk      int32        // first chunk of the image, or -1
 	imgLen     int32
 	gen        uint32 // bumped each time the image enters the image ring (see imgRing)
 	// evictedAt is the partition's count of frame evictions when the page
@@ -86,10 +91,12 @@ const innerWindow = 4
 var coldInsert = true
 
 const (
-	descChunkLen   = 256
-	descBytes      = int(unsafe.Sizeof(desc{}))
-	tableEntrySize = 40 // approximate bytes per entry of a map[uint64]int32
+	descChunkLen = 256
+	descBytes    = int(unsafe.Sizeof(desc{}))
 )
+
+// pageID is the id of the page d describes.
+func (d *desc) pageID() PageID { return PageID(d.id.Load()) }
 
 func (pt *partition) desc(i int32) *desc {
 	return &pt.descChunks[i/descChunkLen].Load()[i%descChunkLen]
@@ -105,13 +112,14 @@ func (pt *partition) allocDesc(id PageID) (int32, *desc) {
 	di := pt.freeDescs[n-1]
 	pt.freeDescs = pt.freeDescs[:n-1]
 	d := pt.desc(di)
-	d.id = id
-	d.frame, d.chunk, d.imgLen = -1, -1, 0
+	d.id.Store(uint64(id))
+	d.frame.Store(-1)
+	d.chunk, d.imgLen = -1, 0
 	d.compressed = false
 	d.inner.Store(false)
 	d.hasImage.Store(false)
 	d.dirty.Store(false)
-	pt.table[id] = di
+	pt.table.insert(id, di)
 	return di, d
 }
 
@@ -123,6 +131,9 @@ func (pt *partition) growDescs() {
 	}
 	pt.descChunks[pt.nDescChunks].Store(new([descChunkLen]desc))
 	pt.nDescChunks++
+	if n := tableSlotsFor(pt.nDescChunks * descChunkLen); n*slotBytes > pt.table.bytes() {
+		pt.table.resize(n)
+	}
 	base := int32((pt.nDescChunks - 1) * descChunkLen)
 	for i := int32(descChunkLen - 1); i >= 0; i-- {
 		pt.freeDescs = append(pt.freeDescs, base+i)
@@ -134,14 +145,14 @@ func (pt *partition) growDescs() {
 // more, from the table; it is reused once unpinned.
 func (pt *partition) retire(di int32) {
 	d := pt.desc(di)
-	if cur, ok := pt.table[d.id]; ok && cur == di {
-		delete(pt.table, d.id)
-	}
+	pt.table.remove(d.pageID(), di)
+	// Failed first, pins second: unpin drops its pin first and looks at
+	// the state second, so one of the two sees the other and the
+	// descriptor is freed once (tryHit's pins come and go without mu).
+	d.state.Store(stFailed)
 	if d.pins.Load() == 0 {
 		d.state.Store(stFree)
 		pt.freeDescs = append(pt.freeDescs, di)
-	} else {
-		d.state.Store(stFailed)
 	}
 }
 

@@ -32,12 +32,12 @@ type EvictionSink interface {
 // offerImage offers the sole image of page d, about to be dropped.
 func (pt *partition) offerImage(d *desc) {
 	sink := pt.pool.sink
-	if sink == nil || d.chunk < 0 || !sink.WantsEvicted(d.id, int(d.imgLen)) {
+	if sink == nil || d.chunk < 0 || !sink.WantsEvicted(d.pageID(), int(d.imgLen)) {
 		return
 	}
 	bp := pt.pool.getScratch()
 	img := pt.readChain(d.chunk, int(d.imgLen), (*bp)[:d.imgLen])
-	sink.OfferEvicted(d.id, d.codec, img, false)
+	sink.OfferEvicted(d.pageID(), d.codec, img, false)
 	pt.pool.putScratch(bp, nil)
 }
 
@@ -59,7 +59,7 @@ func (pt *partition) offerFrame(d *desc, f int32) {
 		pt.offerImage(d)
 		return
 	}
-	if pt.pool.sink.WantsEvicted(d.id, pt.ps) {
-		pt.pool.sink.OfferEvicted(d.id, codec.None, pt.frameData(f), true)
+	if pt.pool.sink.WantsEvicted(d.pageID(), pt.ps) {
+		pt.pool.sink.OfferEvicted(d.pageID(), codec.None, pt.frameData(f), true)
 	}
 }

@@ -110,6 +110,7 @@ func (pt *partition) takeFrame() (f int32, busy bool) {
 		return -1, true
 	}
 	pt.framesUsed++
+	pt.touchGap.Store(uint32(innerWindow * pt.framesUsed / 16))
 	pt.frameDesc[slot] = -1
 	pt.sinceEviction++
 	return int32(slot), false
@@ -130,6 +131,7 @@ func (pt *partition) noteWait(start time.Time) time.Duration {
 func (pt *partition) releaseFrame(f int32) {
 	pt.frameFree.release(int(f))
 	pt.framesUsed--
+	pt.touchGap.Store(uint32(innerWindow * max(pt.framesUsed, 1) / 16))
 	pt.frameDesc[f] = -1
 	if pt.frameResident[f] {
 		pt.frameIdle.add(int(f))
@@ -231,10 +233,10 @@ func (pt *partition) innerProtected(d *desc) bool {
 }
 
 // touchInner records a use of inner page d: its usedAt is brought up to
-// date when it is a sixteenth of the window old. Called with mu held,
-// shared.
+// date when it is a sixteenth of the window old (touchGap). Called with or
+// without mu.
 func (pt *partition) touchInner(d *desc) {
-	if now := pt.frameEvictions.Load(); now-d.usedAt.Load() > uint32(innerWindow*max(pt.framesUsed, 1)/16) {
+	if now := pt.frameEvictions.Load(); now-d.usedAt.Load() > pt.touchGap.Load() {
 		d.usedAt.Store(now)
 	}
 }

@@ -330,7 +330,7 @@ func (pt *partition) evictImage() bool {
 				continue
 			}
 			pt.dropImage(d, true)
-			pt.ghostC.add(d.id)
+			pt.ghostC.add(d.pageID())
 			pt.st.evictRedundant.Add(1)
 			pt.st.ctlImageEvictions.Add(1)
 			return true
@@ -341,7 +341,7 @@ func (pt *partition) evictImage() bool {
 		}
 		pt.offerImage(d)
 		pt.dropImage(d, false)
-		pt.ghostC.add(d.id)
+		pt.ghostC.add(d.pageID())
 		pt.retire(r.d)
 		pt.st.evictImages.Add(1)
 		pt.st.ctlImageEvictions.Add(1)

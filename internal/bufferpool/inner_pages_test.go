@@ -120,12 +120,13 @@ func TestPromotedInnerPageIsProtected(t *testing.T) {
 	for i := 0; ; i++ {
 		get(PageID(1+i%(n-1)), false)
 		pt.mu.RLock()
-		di, ok := pt.table[0]
-		st := pt.desc(di).state.Load()
-		pt.mu.RUnlock()
+		di, ok := pt.table.lookup(0)
 		if !ok {
+			pt.mu.RUnlock()
 			t.Skip("page 0 dropped altogether, not kept as an image")
 		}
+		st := pt.desc(di).state.Load()
+		pt.mu.RUnlock()
 		if st == stImage {
 			break
 		}
@@ -135,7 +136,12 @@ func TestPromotedInnerPageIsProtected(t *testing.T) {
 	}
 	get(0, true) // used again: promoted from its image
 	pt.mu.Lock()
-	d := pt.desc(pt.table[0])
+	di, ok := pt.table.lookup(0)
+	if !ok {
+		pt.mu.Unlock()
+		t.Fatal("page 0 not cached after its promotion")
+	}
+	d := pt.desc(di)
 	state, inner, prot := d.state.Load(), d.inner.Load(), pt.innerProtected(d)
 	age := pt.frameEvictions.Load() - d.usedAt.Load()
 	window := uint32(innerWindow * max(pt.framesUsed, 1))

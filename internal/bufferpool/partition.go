@@ -39,7 +39,7 @@ type partition struct {
 	budget int // bytes: resident frames + resident chunk pages + metadata
 
 	mu    sync.RWMutex
-	table map[PageID]int32
+	table pageTable // lookups without mu; see table.go
 	// descChunks has a slot for every descriptor chunk the partition
 	// could ever need (each cached page holds a frame or an image chunk),
 	// filled as needed: the slice itself never changes, so descriptors
@@ -67,6 +67,11 @@ type partition struct {
 	// protection (desc.usedAt, frames.go). Written under mu, read
 	// without it by Page.MarkInner.
 	frameEvictions atomic.Uint32
+	// touchGap is how old an inner page's usedAt must be for a hit to
+	// bring it up to date: a sixteenth of innerWindow turnovers of the
+	// frames in use (see touchInner). Written with framesUsed under mu,
+	// read by hits without it.
+	touchGap atomic.Uint32
 
 	// Compressed tier (images.go): images as chains of chunks in OS pages.
 	chunks        *arena
@@ -108,7 +113,8 @@ type partition struct {
 }
 
 type partStats struct {
-	hitsU, hitsC, misses                  atomic.Int64
+	hitsU                                 stripedCounter // every frame hit: striped by frame
+	hitsC, misses                         atomic.Int64
 	evictFrames, demotions, promotions    atomic.Int64
 	freeDemotions, keptImages             atomic.Int64
 	evictImages, evictRedundant           atomic.Int64
@@ -142,7 +148,6 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 		pool:          p,
 		ps:            ps,
 		budget:        budget,
-		table:         make(map[PageID]int32),
 		frameDesc:     make([]int32, maxFrames),
 		latches:       make([]sync.RWMutex, maxFrames),
 		frameFree:     newFreeBitmap(maxFrames),
@@ -167,6 +172,7 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 	for i := range pt.frameDesc {
 		pt.frameDesc[i] = -1
 	}
+	pt.table.resize(tableSlotsFor(0))
 	for c := 0; c < maxChunks; c++ {
 		pt.chunkFree.add(c)
 	}
@@ -214,7 +220,7 @@ func (pt *partition) metaBytes() int {
 	// free-list slot), so metadata changes only when a descriptor chunk
 	// is added, and allocFrame accounts for that before it allocates.
 	ndesc := pt.nDescChunks * descChunkLen
-	return ndesc*(descBytes+tableEntrySize+4) +
+	return ndesc*(descBytes+4) + pt.table.bytes() +
 		len(pt.frameDesc)*(4+int(unsafe.Sizeof(sync.RWMutex{}))+1) +
 		len(pt.chunkNext)*8 + len(pt.osPageUsed)*2 +
 		pt.frameFree.bytes() + pt.frameIdle.bytes() + pt.chunkFree.bytes() +
@@ -272,6 +278,14 @@ func (pt *partition) latch(f int32, m Mode) {
 	} else {
 		pt.latches[f].RLock()
 	}
+}
+
+// tryLatch latches frame f in mode m if it is free to, without waiting.
+func (pt *partition) tryLatch(f int32, m Mode) bool {
+	if m == Exclusive {
+		return pt.latches[f].TryLock()
+	}
+	return pt.latches[f].TryRLock()
 }
 
 func (pt *partition) unlatch(f int32, m Mode) {

@@ -213,6 +213,9 @@ func (p *Pool) Get(id PageID, mode Mode) (Page, error) {
 	if p.closed.Load() {
 		return Page{}, ErrClosed
 	}
+	if id > pagestore.MaxPageID {
+		return Page{}, fmt.Errorf("bufferpool: page %d: %w", id, pagestore.ErrNotFound)
+	}
 	return p.partFor(id).get(id, mode)
 }
 
@@ -250,6 +253,9 @@ func (p *Pool) Allocate() (PageID, error) {
 func (p *Pool) Create(id PageID) (Page, error) {
 	if p.closed.Load() {
 		return Page{}, ErrClosed
+	}
+	if id > pagestore.MaxPageID {
+		return Page{}, fmt.Errorf("bufferpool: new page %d: above the largest page id %d", id, pagestore.MaxPageID)
 	}
 	return p.partFor(id).newPage(id)
 }

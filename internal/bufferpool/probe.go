@@ -151,7 +151,7 @@ func (p *Pool) cleanPageID(rng *rand.Rand) (PageID, bool) {
 		}
 		d := pt.desc(di)
 		if d.state.Load() == stFrame && !d.dirty.Load() {
-			return d.id, true
+			return d.pageID(), true
 		}
 	}
 	return 0, false

@@ -2,6 +2,6 @@
 
 package bufferpool
 
-// raceEnabled: the race detector keeps shadow memory for every byte the
-// pool's arenas touch, so the process's RSS says nothing about the budget.
+// raceEnabled: the race detector slows memory accesses 5–10×; stress
+// tests run fewer rounds under it.
 const raceEnabled = true

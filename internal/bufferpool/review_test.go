@@ -115,35 +115,35 @@ func checkInvariants(t *testing.T, p *Pool) {
 				continue
 			}
 			if d.pins.Load() != 0 && !d.flushing.Load() { // the background cleaner's pins are transient
-				t.Errorf("part %d: descriptor %d (page %d) still pinned %d", pi, di, d.id, d.pins.Load())
+				t.Errorf("part %d: descriptor %d (page %d) still pinned %d", pi, di, d.pageID(), d.pins.Load())
 			}
 			if d.dirty.Load() {
 				dirty++
 				if d.chunk >= 0 {
-					t.Errorf("part %d: dirty page %d kept an image", pi, d.id)
+					t.Errorf("part %d: dirty page %d kept an image", pi, d.pageID())
 				}
 			}
 			if d.hasImage.Load() != (d.chunk >= 0) {
-				t.Errorf("part %d: page %d hasImage %v, chunk %d", pi, d.id, d.hasImage.Load(), d.chunk)
+				t.Errorf("part %d: page %d hasImage %v, chunk %d", pi, d.pageID(), d.hasImage.Load(), d.chunk)
 			}
 			for c := d.chunk; c >= 0; c = pt.chunkNext[c] {
 				chunks++
 				if pt.chunkFree.has(int(c)) {
-					t.Errorf("part %d: page %d's image uses free chunk %d", pi, d.id, c)
+					t.Errorf("part %d: page %d's image uses free chunk %d", pi, d.pageID(), c)
 				}
 				if o, dup := owned[c]; dup {
 					t.Errorf("part %d: chunk %d in the images of descriptors %d and %d", pi, c, o, di)
 				}
 				owned[c] = di
 				if pt.chunkOwner[c] != di {
-					t.Errorf("part %d: chunk %d of page %d owned by descriptor %d", pi, c, d.id, pt.chunkOwner[c])
+					t.Errorf("part %d: chunk %d of page %d owned by descriptor %d", pi, c, d.pageID(), pt.chunkOwner[c])
 				}
 			}
 			switch st {
 			case stFrame:
 				frames++
-				if pt.frameDesc[d.frame] != di {
-					t.Errorf("part %d: page %d frame %d maps to descriptor %d", pi, d.id, d.frame, pt.frameDesc[d.frame])
+				if pt.frameDesc[d.frame.Load()] != di {
+					t.Errorf("part %d: page %d frame %d maps to descriptor %d", pi, d.pageID(), d.frame.Load(), pt.frameDesc[d.frame.Load()])
 				}
 				if d.chunk >= 0 {
 					redundant++
@@ -151,22 +151,29 @@ func checkInvariants(t *testing.T, p *Pool) {
 			case stImage:
 				images++
 				if d.chunk < 0 {
-					t.Errorf("part %d: page %d is an image without chunks", pi, d.id)
+					t.Errorf("part %d: page %d is an image without chunks", pi, d.pageID())
 				}
 			case stFailed:
 				failed++
-				t.Errorf("part %d: descriptor %d (page %d) failed and unpinned: leaked", pi, di, d.id)
+				t.Errorf("part %d: descriptor %d (page %d) failed and unpinned: leaked", pi, di, d.pageID())
 			default:
-				t.Errorf("part %d: descriptor %d (page %d) in transient state %d", pi, di, d.id, st)
+				t.Errorf("part %d: descriptor %d (page %d) in transient state %d", pi, di, d.pageID(), st)
 			}
 			if st != stFailed {
-				if cur, ok := pt.table[d.id]; !ok || cur != di {
-					t.Errorf("part %d: live descriptor %d (page %d) not in the table", pi, di, d.id)
+				if cur, ok := pt.table.lookup(d.pageID()); !ok || cur != di {
+					t.Errorf("part %d: live descriptor %d (page %d) not in the table", pi, di, d.pageID())
 				}
 			}
 		}
-		if len(pt.table) != frames+images {
-			t.Errorf("part %d: table has %d entries, %d frames + %d images", pi, len(pt.table), frames, images)
+		entries, dead := len(tableEntries(pt)), 0
+		for i := range *pt.table.slots.Load() {
+			if (*pt.table.slots.Load())[i].Load() == slotDead {
+				dead++
+			}
+		}
+		if entries != frames+images || pt.table.live != entries || pt.table.dead != dead {
+			t.Errorf("part %d: table has %d entries (counted %d) and %d tombstones (counted %d), %d frames + %d images",
+				pi, entries, pt.table.live, dead, pt.table.dead, frames, images)
 		}
 		if pt.framesUsed != frames || pt.frameFree.free != len(pt.frameDesc)-frames {
 			t.Errorf("part %d: framesUsed %d, free %d, counted %d frames of %d", pi, pt.framesUsed, pt.frameFree.free, frames, len(pt.frameDesc))
@@ -280,12 +287,12 @@ func stateOf(p *Pool, id PageID) (di int32, st pageState, frame int32, pins int3
 	pt := p.partFor(id)
 	pt.mu.RLock()
 	defer pt.mu.RUnlock()
-	di, ok = pt.table[id]
+	di, ok = pt.table.lookup(id)
 	if !ok {
 		return -1, stFree, -1, 0, false
 	}
 	d := pt.desc(di)
-	return di, d.state.Load(), d.frame, d.pins.Load(), true
+	return di, d.state.Load(), d.frame.Load(), d.pins.Load(), true
 }
 
 // TestReviewStaleLatchDeadlock: a Get that finds its page stDemoting pins
@@ -379,9 +386,9 @@ func TestReviewStaleLatchDeadlock(t *testing.T) {
 	X, fx := PageID(math.MaxUint64), int32(-1)
 	pt := p.parts[0]
 	pt.mu.RLock()
-	for id, di := range pt.table {
+	for id, di := range tableEntries(pt) {
 		if d := pt.desc(di); d.state.Load() == stDemoting {
-			X, fx = id, d.frame
+			X, fx = id, d.frame.Load()
 		}
 	}
 	pt.mu.RUnlock()
@@ -547,7 +554,7 @@ func TestReviewFlushAllPinsEverything(t *testing.T) {
 	var first PageID
 	for i := 0; i < len(pt.frameDesc); i++ {
 		if di := pt.frameDesc[(pt.hand+i)%len(pt.frameDesc)]; di >= 0 {
-			first = pt.desc(di).id
+			first = pt.desc(di).pageID()
 			break
 		}
 	}
@@ -639,7 +646,7 @@ func imageHits(t *testing.T, p *Pool, k int) {
 		var id PageID
 		found := false
 		pt.mu.RLock()
-		for pid, di := range pt.table {
+		for pid, di := range tableEntries(pt) {
 			if pt.desc(di).state.Load() == stImage {
 				id, found = pid, true
 				break
@@ -1264,4 +1271,17 @@ func TestReviewReleaseFrameSmallerThanOSPage(t *testing.T) {
 	if bad > 0 {
 		t.Fatalf("%d of %d pages read back corrupt: madvise of a %d-byte frame zeroed its neighbours (OS page %d)", bad, n, ps, osPageSize)
 	}
+}
+
+// tableEntries returns partition pt's page table as a map. Called with mu
+// held.
+func tableEntries(pt *partition) map[PageID]int32 {
+	m := make(map[PageID]int32)
+	slots := *pt.table.slots.Load()
+	for i := range slots {
+		if w := slots[i].Load(); w != slotEmpty && w != slotDead {
+			m[PageID(w>>32)] = int32(uint32(w))
+		}
+	}
+	return m
 }

@@ -100,7 +100,7 @@ func (pt *partition) flush(wait bool, limit int) error {
 				// cannot be modified: what we write is what the frame holds.
 				if d.dirty.Load() {
 					if werr := pt.writeBack(t.d, t.f, wait); werr != nil {
-						err = fmt.Errorf("bufferpool: write back page %d: %w", d.id, werr)
+						err = fmt.Errorf("bufferpool: write back page %d: %w", d.pageID(), werr)
 					} else {
 						written++
 					}
@@ -138,7 +138,7 @@ func (pt *partition) flush(wait bool, limit int) error {
 func (pt *partition) flushPage(id PageID) error {
 	for {
 		pt.mu.RLock()
-		di, ok := pt.table[id]
+		di, ok := pt.table.lookup(id)
 		if !ok {
 			pt.mu.RUnlock()
 			return nil
@@ -159,7 +159,7 @@ func (pt *partition) flushPage(id PageID) error {
 		}
 		d.pins.Add(1)
 		d.flushing.Store(true)
-		f := d.frame
+		f := d.frame.Load()
 		pt.mu.RUnlock()
 		pt.latches[f].RLock()
 		var err error
@@ -185,14 +185,14 @@ func (pt *partition) writeBack(di, f int32, flushAll bool) error {
 	d := pt.desc(di)
 	iw, ok := pt.pool.store.(imageWriter)
 	if !ok {
-		if _, _, err := pt.pool.store.WritePage(d.id, pt.frameData(f)); err != nil {
+		if _, _, err := pt.pool.store.WritePage(d.pageID(), pt.frameData(f)); err != nil {
 			return err
 		}
 		pt.markClean(d, flushAll)
 		return nil
 	}
 	bp := pt.pool.getScratch()
-	img, err := iw.WritePageImage(d.id, pt.frameData(f), pt.pool.codec, (*bp)[:0])
+	img, err := iw.WritePageImage(d.pageID(), pt.frameData(f), pt.pool.codec, (*bp)[:0])
 	defer pt.pool.putScratch(bp, img.Data)
 	if err != nil {
 		return err
