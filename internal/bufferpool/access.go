@@ -12,8 +12,8 @@ import (
 // Page access: hits, loads (promotion of an image, or a miss read from the
 // store), new pages, release, dirtying and dropping.
 //
-// Lock rules: a hit takes no partition lock (tryHit: a pin, then a
-// TryLock of the frame's latch, each checked against the descriptor). get's
+// Lock rules: a hit takes no partition lock and no pin (tryHit: a TryLock
+// of the frame's latch, then a check against the descriptor). get's
 // other paths and load take mu themselves (shared to find a page in
 // transit, exclusively to load) and return without it, holding the page's
 // latch in the caller's mode. The store read, decompression and verification of
@@ -44,7 +44,7 @@ func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 				pt.mu.RUnlock()
 				pt.latch(f, mode)
 				pt.st.hitsU.add(f, 1)
-				return Page{part: pt, d: di, frame: f, mode: mode, id: id}, nil
+				return Page{part: pt, d: di, frame: f, mode: mode, id: id, pinned: true}, nil
 			case stLoading, stDemoting:
 				// Wait for the load or demotion to finish, then look
 				// again. Not on the frame's latch: once a demotion ends the
@@ -63,14 +63,23 @@ func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 }
 
 // tryHit takes page id if it is in a frame whose latch is free in mode,
-// without the partition mutex: it finds the descriptor in the table, pins
-// it, TryLocks the frame's latch and then checks that the descriptor is
-// still page id's, in that frame. Whatever takes a page out of its frame
-// (demote, through evictAt; drop) holds the frame's latch exclusively
-// while it does, so a page found in place under the latch stays there
-// until it is unlatched; the pin keeps the descriptor from being reused
-// meanwhile. It never waits: when anything does not match, it undoes what
-// it took and get takes the locked path.
+// without the partition mutex and without a pin: it finds the descriptor
+// in the table, TryLocks the latch of the frame the descriptor names, and
+// then checks that the descriptor is still page id's, in that frame.
+// Whatever takes a page out of its frame (demote, through evictAt; drop)
+// or loads one into it holds the frame's latch exclusively while it does,
+// and a descriptor is reused only after its page left its frame, so a page
+// found in place under the latch stays there, with that descriptor, until
+// it is unlatched: the latch alone keeps it, and a hit writes only the
+// latch's reader count (the descriptor's line stays read-only, but for
+// the reference bit when it is clear). It never waits: when anything does
+// not match, it unlatches what it took and get takes the locked path.
+// hitRaceHook, when set (by tests only), runs in tryHit between reading
+// the page's frame and latching it, and again (latched true) once the
+// latch is held: where an eviction or a free that races with the hit
+// lands.
+var hitRaceHook func(id PageID, latched bool)
+
 func (pt *partition) tryHit(id PageID, mode Mode) (Page, bool) {
 	di, ok := pt.table.lookup(id)
 	if !ok {
@@ -78,21 +87,20 @@ func (pt *partition) tryHit(id PageID, mode Mode) (Page, bool) {
 	}
 	d := pt.desc(di)
 	if d.state.Load() != stFrame {
-		return Page{}, false // in transit or an image: no pin to undo
+		return Page{}, false // in transit or an image
 	}
-	d.pins.Add(1)
 	f := d.frame.Load()
-	if f < 0 || d.state.Load() != stFrame || d.pageID() != id {
-		pt.unpin(di)
+	if hitRaceHook != nil {
+		hitRaceHook(id, false)
+	}
+	if f < 0 || !pt.tryLatch(f, mode) {
 		return Page{}, false
 	}
-	if !pt.tryLatch(f, mode) {
-		pt.unpin(di)
-		return Page{}, false
+	if hitRaceHook != nil {
+		hitRaceHook(id, true)
 	}
 	if d.state.Load() != stFrame || d.frame.Load() != f || d.pageID() != id {
 		pt.unlatch(f, mode)
-		pt.unpin(di)
 		return Page{}, false
 	}
 	if !d.ref.Load() { // no store, no cache line taken, if set
@@ -223,7 +231,7 @@ func (pt *partition) beginPromote(di, f int32) loading {
 func (pt *partition) beginMiss(id PageID, f int32) loading {
 	di, d := pt.allocDesc(id)
 	d.frame.Store(f)
-	d.pins.Add(1) // Add: a tryHit may hold a transient pin on a reused descriptor
+	d.pins.Add(1)
 	// A page read for the first time enters cold: the CLOCK hand evicts it
 	// on its next pass unless it is used again by then. Pages touched once
 	// (a scan) so never push out pages in use (see TestScanResistance).
@@ -313,7 +321,7 @@ func (pt *partition) handOut(id PageID, di, f int32, mode Mode) Page {
 		pt.latches[f].Unlock()
 		pt.latches[f].RLock()
 	}
-	return Page{part: pt, d: di, frame: f, mode: mode, id: id}
+	return Page{part: pt, d: di, frame: f, mode: mode, id: id, pinned: true}
 }
 
 // errCached is newPage's error for an id the pool already holds: the id is
@@ -339,7 +347,7 @@ func (pt *partition) newPage(id PageID) (Page, error) {
 	}
 	di, d := pt.allocDesc(id)
 	d.frame.Store(f)
-	d.pins.Add(1) // Add: a tryHit may hold a transient pin on a reused descriptor
+	d.pins.Add(1)
 	d.ref.Store(true)
 	d.dirty.Store(true)
 	pt.dirty.Add(1)
@@ -347,12 +355,14 @@ func (pt *partition) newPage(id PageID) (Page, error) {
 	pt.frameDesc[f] = di
 	pt.mu.Unlock()
 	clear(pt.frameData(f))
-	return Page{part: pt, d: di, frame: f, mode: Exclusive, id: id}, nil
+	return Page{part: pt, d: di, frame: f, mode: Exclusive, id: id, pinned: true}, nil
 }
 
 func (pt *partition) release(pg Page) {
 	pt.unlatch(pg.frame, pg.mode)
-	pt.unpin(pg.d)
+	if pg.pinned {
+		pt.unpin(pg.d)
+	}
 }
 
 // markDirty records that page di was modified (its holder has it
@@ -385,19 +395,23 @@ func (pt *partition) drop(id PageID) error {
 	// The page cleaner pins pages for a moment while it writes them;
 	// give such a pin time to go before calling the page in use.
 	start := time.Now()
+	userWait := start // since when the page has been held by a user
 	for {
 		idle, f := pt.latchIdle(d)
 		if idle {
 			pt.dropIdle(di, f)
 			return nil
 		}
-		// A user's pin gets 100 ms to go; the cleaner's write-back and
-		// pages in transit are waited for (up to 10 s).
-		patience := 100 * time.Millisecond
+		// The cleaner's write-back and pages in transit are waited for
+		// (up to 10 s); a user's hold gets 100 ms from then on (counted
+		// from the cleaner's end, so that the moment between its flag
+		// and its pin going is not taken for a user's pin held all along).
 		if d.flushing.Load() || d.state.Load() != stFrame {
-			patience = 10 * time.Second
-		}
-		if time.Since(start) > patience {
+			userWait = time.Now()
+			if userWait.Sub(start) > 10*time.Second {
+				return fmt.Errorf("bufferpool: free page %d: %w", id, ErrPinned)
+			}
+		} else if time.Since(userWait) > 100*time.Millisecond {
 			return fmt.Errorf("bufferpool: free page %d: %w", id, ErrPinned)
 		}
 		pt.mu.Unlock()
@@ -412,8 +426,8 @@ func (pt *partition) drop(id PageID) error {
 
 // latchIdle reports whether page d is idle: unpinned and not in transit.
 // A page in a frame is idle only with its frame latched exclusively (a
-// tryHit that pinned it since checks it under the latch): it returns
-// that frame, latched, or -1. Called with mu held.
+// tryHit holds the latch, not a pin): it returns that frame, latched, or
+// -1. Called with mu held.
 func (pt *partition) latchIdle(d *desc) (idle bool, f int32) {
 	if d.pins.Load() > 0 {
 		return false, -1

@@ -15,10 +15,8 @@ import (
 // goroutine that loads a page (state stLoading) reads the chunks of its
 // image without the mutex, and nothing frees or moves them meanwhile. The
 // atomic fields are read without the mutex by hits (state, id, frame,
-// pins, ref; see tryHit) and changed by page holders (dirty) and the page
-// cleaner (flushing). pins is also changed without the mutex by tryHit,
-// which may pin a descriptor for a moment after it left the page it was
-// looking for: pins are only ever added to and taken from, never set. Every function here
+// ref; see tryHit) and changed by page holders (dirty, and pins when they
+// unpin) and the page cleaner (flushing). Every function here
 // is called with the mutex held, except unpin, which takes it.
 
 // pageState is where a cached page is.
@@ -146,9 +144,9 @@ func (pt *partition) growDescs() {
 func (pt *partition) retire(di int32) {
 	d := pt.desc(di)
 	pt.table.remove(d.pageID(), di)
-	// Failed first, pins second: unpin drops its pin first and looks at
-	// the state second, so one of the two sees the other and the
-	// descriptor is freed once (tryHit's pins come and go without mu).
+	// Failed first, pins second: unpin drops its pin first (without mu)
+	// and looks at the state second, so one of the two sees the other
+	// and the descriptor is freed exactly once.
 	d.state.Store(stFailed)
 	if d.pins.Load() == 0 {
 		d.state.Store(stFree)

@@ -3,7 +3,8 @@
 //
 // Every page access goes through it: Get pins a page and latches it Shared
 // or Exclusive, Page.Data gives its bytes, MarkDirty records a change, and
-// Release unlatches and unpins.
+// Release unlatches it (and unpins it, if it was pinned: a page that was
+// already in a frame is held by its latch alone).
 //
 // Two tiers share one memory budget (Options.CacheSize), which also pays for
 // the pool's metadata and counts resident memory, not only bytes in use:

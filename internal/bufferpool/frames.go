@@ -170,17 +170,19 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool, comp tim
 		if d.state.Load() != stFrame || d.pins.Load() > 0 {
 			continue
 		}
-		if d.ref.Swap(false) {
+		// In use: a hit holds the latch without a pin (tryHit). Such a
+		// page is passed over as a pinned one is, its reference bit kept
+		// and, if dirty, not counted as waiting for the cleaner (which
+		// cannot write it either until it is released).
+		if !pt.latches[f].TryLock() {
 			continue
 		}
-		if d.dirty.Load() {
-			sawDirty = true
-			continue
-		}
-		if onlyFree && (d.chunk < 0 || pt.imagesOff()) {
+		if pt.passOver(d, onlyFree, &sawDirty) {
+			pt.latches[f].Unlock()
 			continue
 		}
 		if pt.innerProtected(d) {
+			pt.latches[f].Unlock()
 			if spare < 0 {
 				spare = f
 			}
@@ -192,9 +194,7 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool, comp tim
 			}
 			continue
 		}
-		if ok, comp := pt.evictAt(f); ok {
-			return true, sawDirty, comp
-		}
+		return true, sawDirty, pt.evictLatched(f)
 	}
 	if spare >= 0 && !onlyFree {
 		if ok, comp := pt.evictAt(spare); ok {
@@ -212,18 +212,39 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool, comp tim
 // the partition mutex when inner pages fill most of the frames.
 const maxInnerSkips = 32
 
+// passOver says whether the CLOCK hand passes over page d, whose frame it
+// holds latched: referenced (the bit is cleared: a second chance), dirty
+// (noted in sawDirty), or, with onlyFree, without a redundant image.
+func (pt *partition) passOver(d *desc, onlyFree bool, sawDirty *bool) bool {
+	if d.ref.Swap(false) {
+		return true
+	}
+	if d.dirty.Load() {
+		*sawDirty = true
+		return true
+	}
+	return onlyFree && (d.chunk < 0 || pt.imagesOff())
+}
+
 // evictAt demotes the page in frame f, if its latch is free, and returns
 // how long the demotion compressed.
 func (pt *partition) evictAt(f int32) (bool, time.Duration) {
 	if !pt.latches[f].TryLock() {
 		return false, 0
 	}
+	return true, pt.evictLatched(f)
+}
+
+// evictLatched demotes the page in frame f, whose latch the caller took
+// exclusively (and which it releases), and returns how long the demotion
+// compressed.
+func (pt *partition) evictLatched(f int32) time.Duration {
 	pt.sinceEviction = 0
 	pt.frameEvictions.Add(1)
 	pt.st.ctlFrameEvictions.Add(1)
 	comp := pt.demote(pt.frameDesc[f], f)
 	pt.latches[f].Unlock()
-	return true, comp
+	return comp
 }
 
 // innerProtected says whether d is an inner page used within the last

@@ -163,6 +163,99 @@ func TestHitsDuringEvictionAndFree(t *testing.T) {
 	checkInvariants(t, p)
 }
 
+// TestHitRacingFreeAndReuse: between a hit's lookup and its latch, the
+// page is freed and its frame and descriptor go to another page. The hit
+// must notice (under the latch) and not hand out the other page's bytes
+// as its own: here page 2 is gone, so Get reports it not found.
+func TestHitRacingFreeAndReuse(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "lz4")
+	defer s.Close()
+	p, err := New(s, Options{CacheSize: 1 << 20, Partitions: 1, FixedShare: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	populate(t, p, 4)
+	if err := p.FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	const other = 1000
+	var fired bool
+	hitRaceHook = func(id PageID, latched bool) {
+		if id != 2 || latched || fired {
+			return
+		}
+		fired = true
+		if err := p.FreePage(2); err != nil {
+			t.Error(err)
+			return
+		}
+		pg, err := p.Create(other)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		fillPage(pg.Data(), other, 1)
+		pg.Release()
+	}
+	defer func() { hitRaceHook = nil }()
+	_, st, f2, _, _ := stateOf(p, 2)
+	if st != stFrame {
+		t.Fatalf("page 2 in state %d, want a frame", st)
+	}
+	pg, err := p.Get(2, Shared)
+	if !fired {
+		t.Fatal("the hook did not run")
+	}
+	if err == nil {
+		got := PageID(binary.LittleEndian.Uint64(pg.Data()))
+		pg.Release()
+		t.Fatalf("Get(2) after page 2 was freed returned a page holding page %d", got)
+	}
+	if !errors.Is(err, pagestore.ErrNotFound) {
+		t.Fatalf("Get(2) after page 2 was freed: %v, want ErrNotFound", err)
+	}
+	if _, st, f, _, _ := stateOf(p, other); st != stFrame || f != f2 {
+		t.Logf("page %d took frame %d (page 2 had %d): the race was not the one aimed at", other, f, f2)
+	}
+	checkInvariants(t, p)
+}
+
+// TestFreeWaitsForLatchedHit: a page freed while a hit holds its latch
+// (and no pin) stays until the hit releases it: FreePage reports it in
+// use, and the hit's bytes are the page's.
+func TestFreeWaitsForLatchedHit(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "lz4")
+	defer s.Close()
+	p, err := New(s, Options{CacheSize: 1 << 20, Partitions: 1, FixedShare: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	populate(t, p, 4)
+	var freeErr error
+	hitRaceHook = func(id PageID, latched bool) {
+		if id == 2 && latched {
+			freeErr = p.FreePage(2)
+		}
+	}
+	defer func() { hitRaceHook = nil }()
+	pg, err := p.Get(2, Shared)
+	hitRaceHook = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageVersion(t, pg.Data(), 2)
+	pg.Release()
+	if !errors.Is(freeErr, ErrPinned) {
+		t.Fatalf("FreePage of a page a hit holds: %v, want ErrPinned", freeErr)
+	}
+	if _, st, _, _, _ := stateOf(p, 2); st != stFrame {
+		t.Fatalf("page 2 in state %d after the failed free, want a frame", st)
+	}
+	checkInvariants(t, p)
+}
+
 // TestPageTableModel runs random inserts, removes and lookups on a page
 // table against a map, through tombstone rebuilds and growth.
 func TestPageTableModel(t *testing.T) {

@@ -175,6 +175,9 @@ type Page struct {
 	frame int32
 	mode  Mode
 	id    PageID
+	// pinned: the page holds a pin on its descriptor besides its latch.
+	// A hit without the partition lock (tryHit) holds only the latch.
+	pinned bool
 }
 
 // ID is the page's id.

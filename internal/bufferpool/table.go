@@ -15,9 +15,9 @@ import (
 // held exclusively. lookup is called with it held (then it is exact) or
 // without it: then it may miss a page being inserted, or return a
 // descriptor that has since been given to another page. A caller without
-// the mutex therefore checks what it found against the descriptor (its id
-// and state, under a pin and the frame's latch; see tryHit) and falls back
-// to the locked path.
+// the mutex therefore checks what it found against the descriptor (its id,
+// state and frame, under the frame's latch; see tryHit) and falls back to
+// the locked path.
 //
 // Each slot is one atomic word holding the page id (at most
 // pagestore.MaxPageID, 32 bits) and the descriptor index, so a reader sees
