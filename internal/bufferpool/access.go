@@ -43,7 +43,7 @@ func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 				f := d.frame.Load()
 				pt.mu.RUnlock()
 				pt.latch(f, mode)
-				pt.st.hitsU.add(f, 1)
+				pt.st.hitsU.add(1)
 				return Page{part: pt, d: di, frame: f, mode: mode, id: id, pinned: true}, nil
 			case stLoading, stDemoting:
 				// Wait for the load or demotion to finish, then look
@@ -109,7 +109,7 @@ func (pt *partition) tryHit(id PageID, mode Mode) (Page, bool) {
 	if d.inner.Load() {
 		pt.touchInner(d)
 	}
-	pt.st.hitsU.add(f, 1)
+	pt.st.hitsU.add(1)
 	return Page{part: pt, d: di, frame: f, mode: mode, id: id}, true
 }
 

@@ -1,12 +1,16 @@
 package bufferpool
 
-import "sync/atomic"
+import (
+	"math/rand/v2"
+	"sync/atomic"
+)
 
 // stripedCounter is a count that many goroutines add to at once: its
-// stripes are on separate cache lines, and a caller picks one by something
-// it already owns (the frame it hit), so that hits on different pages
-// write different lines. Load sums the stripes; it is read rarely (stats,
-// the controller's ticks). Lock rules: none (atomic).
+// stripes are on separate cache lines, and each add picks one at random
+// (the runtime's per-thread generator, a few nanoseconds), so that
+// goroutines adding at once, even for the same page (the root, on every
+// lookup), mostly write different lines. Load sums the stripes; it is read
+// rarely (stats, the controller's ticks). Lock rules: none (atomic).
 type stripedCounter struct {
 	_       [cacheLine]byte // off the line of whatever comes before
 	stripes [counterStripes]struct {
@@ -20,8 +24,8 @@ const (
 	cacheLine      = 64
 )
 
-func (c *stripedCounter) add(key int32, n int64) {
-	c.stripes[uint32(key)%counterStripes].n.Add(n)
+func (c *stripedCounter) add(n int64) {
+	c.stripes[rand.Uint32()%counterStripes].n.Add(n)
 }
 
 func (c *stripedCounter) Load() int64 {

@@ -42,7 +42,8 @@
 //
 // Pages are spread over partitions (a power of two, by default ≥
 // GOMAXPROCS) by a hash of their id; each partition has its own table,
-// frames, images, CLOCK hands, ghosts and mutex, and the mutex is held shared
-// on the hit path, exclusively only to change what is cached. The lock
-// rules are at the top of partition.go and of each file.
+// frames, images, CLOCK hands, ghosts and mutex. A hit on a frame takes
+// neither the mutex nor a pin, only the frame's latch; the mutex is held
+// exclusively to change what is cached. The lock rules are at the top of
+// partition.go and of each file.
 package bufferpool

@@ -33,7 +33,8 @@ func (pt *partition) allocFrame() (f int32, slow time.Duration, err error) {
 			return f, slow + pt.noteWait(waitStart), nil
 		}
 		if busy {
-			// A goroutine that waited on this frame's previous page
+			// A goroutine that waited on this frame's previous page,
+			// or a hit that looked at a descriptor out of date (tryHit),
 			// still holds the latch for a moment.
 			pt.mu.Unlock()
 			runtime.Gosched()

@@ -324,3 +324,65 @@ func TestPageIDAboveMax(t *testing.T) {
 		t.Fatal("Create above MaxPageID succeeded")
 	}
 }
+
+// TestPageTableConcurrentLookups: lookups without the lock, while a writer
+// (holding the lock, as the partition does) inserts, removes and rebuilds.
+// A lookup may miss or be out of date, but whatever it returns for an id
+// must be a descriptor that id was given at some time: never another id's.
+func TestPageTableConcurrentLookups(t *testing.T) {
+	var tb pageTable
+	tb.resize(tableSlotsFor(64))
+	// Descriptor indexes encode their id: di = id*1000 + generation, so a
+	// reader can tell whose it is.
+	const ids = 100
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := 0; g < 3; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 3))
+			for !stop.Load() {
+				id := PageID(rng.IntN(ids))
+				if di, ok := tb.lookup(id); ok && PageID(di/1000) != id {
+					errs <- fmt.Errorf("lookup(%d) returned descriptor %d, given to page %d", id, di, di/1000)
+					return
+				}
+			}
+		}(g)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	live := map[PageID]int32{}
+	gen := int32(0)
+	rounds := 300000
+	if raceEnabled {
+		rounds = 30000
+	}
+	for i := 0; i < rounds; i++ {
+		id := PageID(rng.IntN(ids))
+		if di, ok := live[id]; ok {
+			tb.remove(id, di)
+			delete(live, id)
+		} else if len(live) < 64 {
+			gen = (gen + 1) % 1000
+			di := int32(id)*1000 + gen
+			tb.insert(id, di)
+			live[id] = di
+		}
+		if i%5000 == 0 {
+			tb.resize(len(*tb.slots.Load())) // a rebuild while readers probe
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for id, di := range live {
+		if got, ok := tb.lookup(id); !ok || got != di {
+			t.Fatalf("after the writer stopped: lookup(%d) = %d, %v; want %d", id, got, ok, di)
+		}
+	}
+}

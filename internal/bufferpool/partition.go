@@ -12,10 +12,12 @@ import (
 // its memory.
 //
 // Lock rules (for the whole package):
-//   - mu guards the table, the descriptors' state and non-atomic fields,
-//     the arenas' bookkeeping (bitmaps, counters, rings) and the ghosts. It
-//     is held shared on the hit path and exclusively to change what is
-//     cached.
+//   - mu guards changes to the table, the descriptors' state and
+//     non-atomic fields, the arenas' bookkeeping (bitmaps, counters,
+//     rings) and the ghosts. It is held exclusively to change what is
+//     cached and shared to wait for a page in transit; a hit on a frame
+//     does not take it (tryHit, access.go: the table and the fields it
+//     reads are atomic, and the frame's latch is what holds the page).
 //   - A frame's latch guards the page bytes in that frame. A goroutine
 //     holding mu only ever TryLocks a latch (never waits for one); a
 //     goroutine holding a latch may take mu. So the two never deadlock.
@@ -113,7 +115,7 @@ type partition struct {
 }
 
 type partStats struct {
-	hitsU                                 stripedCounter // every frame hit: striped by frame
+	hitsU                                 stripedCounter // every frame hit
 	hitsC, misses                         atomic.Int64
 	evictFrames, demotions, promotions    atomic.Int64
 	freeDemotions, keptImages             atomic.Int64

@@ -2,6 +2,7 @@
 
 package bufferpool
 
-// raceEnabled: the race detector slows memory accesses 5–10×; stress
-// tests run fewer rounds under it.
+// raceEnabled: the race detector keeps shadow memory for every byte the
+// pool's arenas touch, so the process's RSS says nothing about the budget;
+// and it slows memory accesses 5–10×, so stress tests run fewer rounds.
 const raceEnabled = true

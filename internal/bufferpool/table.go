@@ -101,7 +101,7 @@ func (t *pageTable) lookup(id PageID) (int32, bool) {
 // descriptor di. Called with mu held.
 func (t *pageTable) insert(id PageID, di int32) {
 	if id > pagestore.MaxPageID || di < 0 {
-		panic("bufferpool: page table entry out of range") // callers check ids; see partition.get
+		panic("bufferpool: page table entry out of range") // Pool.Get and Pool.Create refuse such ids
 	}
 	slots := *t.slots.Load()
 	if 4*(t.live+t.dead+1) > 3*len(slots) {
