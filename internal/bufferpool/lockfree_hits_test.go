@@ -19,14 +19,7 @@ import (
 // Hits take no partition lock (tryHit), so they do not wait for a load or
 // an eviction in the same partition, and write no shared reader count.
 func TestHitsTakeNoPartitionLock(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	p, err := New(s, Options{CacheSize: 1 << 20, Partitions: 1, FixedShare: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	populate(t, p, 4)
+	p := newHitTestPool(t)
 	pt := p.parts[0]
 	for _, mode := range []Mode{Shared, Exclusive} {
 		pt.mu.Lock()
@@ -52,6 +45,21 @@ func TestHitsTakeNoPartitionLock(t *testing.T) {
 	if hits := p.Stats().HitsUncompressed; hits != 2 {
 		t.Fatalf("%d frame hits counted, want 2", hits)
 	}
+}
+
+// newHitTestPool returns a pool of one partition, 1 MiB, fixed R, holding
+// pages 0–3 (version 1) in frames; closed at the test's end.
+func newHitTestPool(t *testing.T) *Pool {
+	t.Helper()
+	s := openStore(t, vfs.NewMem(), "lz4")
+	t.Cleanup(func() { s.Close() })
+	p, err := New(s, Options{CacheSize: 1 << 20, Partitions: 1, FixedShare: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	populate(t, p, 4)
+	return p
 }
 
 // TestHitsDuringEvictionAndFree: goroutines read pages of a pool a third
@@ -168,14 +176,7 @@ func TestHitsDuringEvictionAndFree(t *testing.T) {
 // must notice (under the latch) and not hand out the other page's bytes
 // as its own: here page 2 is gone, so Get reports it not found.
 func TestHitRacingFreeAndReuse(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	p, err := New(s, Options{CacheSize: 1 << 20, Partitions: 1, FixedShare: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	populate(t, p, 4)
+	p := newHitTestPool(t)
 	if err := p.FlushAll(); err != nil {
 		t.Fatal(err)
 	}
@@ -225,14 +226,7 @@ func TestHitRacingFreeAndReuse(t *testing.T) {
 // (and no pin) stays until the hit releases it: FreePage reports it in
 // use, and the hit's bytes are the page's.
 func TestFreeWaitsForLatchedHit(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	p, err := New(s, Options{CacheSize: 1 << 20, Partitions: 1, FixedShare: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	populate(t, p, 4)
+	p := newHitTestPool(t)
 	var freeErr error
 	hitRaceHook = func(id PageID, latched bool) {
 		if id == 2 && latched {
