@@ -198,6 +198,9 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool, comp tim
 		return true, sawDirty, pt.evictLatched(f)
 	}
 	if spare >= 0 && !onlyFree {
+		if spareHook != nil {
+			spareHook(pt, spare)
+		}
 		if ok, comp := pt.evictAt(spare); ok {
 			return true, sawDirty, comp
 		}
@@ -207,6 +210,10 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool, comp tim
 	}
 	return false, sawDirty, 0
 }
+
+// spareHook, when set (by tests only), runs before the sweep evicts its
+// spare, with mu held: where a hit that changes the spare page lands.
+var spareHook func(pt *partition, f int32)
 
 // maxInnerSkips is how many protected inner pages one eviction passes over
 // before it takes the first of them: a bound on the sweep's length under
@@ -227,10 +234,22 @@ func (pt *partition) passOver(d *desc, onlyFree bool, sawDirty *bool) bool {
 	return onlyFree && (d.chunk < 0 || pt.imagesOff())
 }
 
-// evictAt demotes the page in frame f, if its latch is free, and returns
-// how long the demotion compressed.
+// evictAt demotes the page in frame f, the sweep's spare, if its latch is
+// free and the page still clean, unpinned and in its frame, and returns
+// how long the demotion compressed. The sweep unlatched the frame after it
+// looked: a hit (which takes neither mu nor a pin) may have dirtied the
+// page since, and a dirty page must not be demoted.
 func (pt *partition) evictAt(f int32) (bool, time.Duration) {
 	if !pt.latches[f].TryLock() {
+		return false, 0
+	}
+	di := pt.frameDesc[f]
+	if di < 0 {
+		pt.latches[f].Unlock()
+		return false, 0
+	}
+	if d := pt.desc(di); d.state.Load() != stFrame || d.pins.Load() > 0 || d.dirty.Load() {
+		pt.latches[f].Unlock()
 		return false, 0
 	}
 	return true, pt.evictLatched(f)

@@ -380,3 +380,72 @@ func TestPageTableConcurrentLookups(t *testing.T) {
 		}
 	}
 }
+
+// TestSpareDirtiedByHitStays: the CLOCK sweep, finding only protected
+// inner pages, remembers the first as its spare and unlatches it; a hit
+// (no mutex, no pin) changes that page before the sweep evicts it. The
+// eviction must see it dirty and leave it: demoted as if clean, the change
+// was lost (read back from the store at its old version).
+func TestSpareDirtiedByHitStays(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "lz4")
+	defer s.Close()
+	p, err := New(s, Options{CacheSize: 96 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	pt := p.parts[0]
+	frames := pt.avail / testPageSize
+	populate(t, p, frames)
+	if err := p.FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	for id := PageID(0); id < PageID(frames); id++ {
+		pg, err := p.Get(id, Shared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pg.MarkInner()
+		pg.Release()
+	}
+	changed := PageID(1 << 30)
+	spareHook = func(pt *partition, f int32) {
+		if changed != 1<<30 {
+			return
+		}
+		d := pt.desc(pt.frameDesc[f])
+		if d.hasImage.Load() {
+			t.Error("the spare has an image: MarkDirty would take the mutex the sweep holds")
+			return
+		}
+		changed = d.pageID()
+		pg, ok := pt.tryHit(changed, Exclusive)
+		if !ok {
+			t.Error("the spare's frame was not free to a hit")
+			return
+		}
+		fillPage(pg.Data(), changed, 2)
+		pg.MarkDirty()
+		pg.Release()
+	}
+	defer func() { spareHook = nil }()
+	pg, err := p.Create(PageID(frames)) // needs a frame: the sweep runs
+	spareHook = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillPage(pg.Data(), PageID(frames), 1)
+	pg.Release()
+	if changed == 1<<30 {
+		t.Skip("the sweep evicted without a spare")
+	}
+	pg, err = p.Get(changed, Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver := pageVersion(t, pg.Data(), changed)
+	pg.Release()
+	if ver != 2 {
+		t.Fatalf("page %d changed by a hit while it was the sweep's spare: version %d, want 2 (the change was lost)", changed, ver)
+	}
+}

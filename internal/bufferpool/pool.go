@@ -168,7 +168,9 @@ func (p *Pool) PageSize() int { return p.pageSize }
 // CacheSize is the pool's memory budget in bytes.
 func (p *Pool) CacheSize() int64 { return p.opts.CacheSize }
 
-// Page is a pinned page. It must be released exactly once.
+// Page is a page held in a frame, latched in its mode (and pinned, when it
+// was not found there at once): it stays in its frame until released. It
+// must be released exactly once.
 type Page struct {
 	part  *partition
 	d     int32
@@ -187,7 +189,8 @@ func (pg Page) ID() PageID { return pg.id }
 // not be modified.
 func (pg Page) Data() []byte { return pg.part.frameData(pg.frame) }
 
-// MarkDirty records that the page was modified; it needs an Exclusive pin.
+// MarkDirty records that the page was modified; it needs the page held
+// Exclusive.
 // The page cleaners write it back to the store later.
 func (pg Page) MarkDirty() {
 	if pg.mode != Exclusive {
@@ -196,7 +199,7 @@ func (pg Page) MarkDirty() {
 	pg.part.markDirty(pg.d)
 }
 
-// Release unlatches and unpins the page.
+// Release unlatches the page (and unpins it, if it was pinned).
 func (pg Page) Release() { pg.part.release(pg) }
 
 // MarkInner says the page is an inner node of the caller's index, on the
