@@ -1,8 +1,8 @@
 // Package bufferpool is Strata's page cache: a partitioned, two-tier buffer
 // pool over the page store whose compressed share of memory tunes itself.
 //
-// Every page access goes through it: Get pins a page and latches it Shared
-// or Exclusive, Page.Data gives its bytes, MarkDirty records a change, and
+// Every page access goes through it: Get holds a page in a frame, latched
+// Shared or Exclusive, Page.Data gives its bytes, MarkDirty records a change, and
 // Release unlatches it (and unpins it, if it was pinned: a page that was
 // already in a frame is held by its latch alone).
 //

@@ -213,8 +213,9 @@ func (pg Page) MarkInner() {
 	}
 }
 
-// Get pins page id, reading it from the compressed tier or the store if it
-// is not in a frame, and latches it in mode.
+// Get holds page id in a frame, latched in mode, reading it from the
+// compressed tier or the store if it is not in a frame; the page stays
+// there until Release.
 func (p *Pool) Get(id PageID, mode Mode) (Page, error) {
 	if p.closed.Load() {
 		return Page{}, ErrClosed
