@@ -2,9 +2,9 @@
 // pool over the page store whose compressed share of memory tunes itself.
 //
 // Every page access goes through it: Get holds a page in a frame, latched
-// Shared or Exclusive, Page.Data gives its bytes, MarkDirty records a change, and
-// Release unlatches it (and unpins it, if it was pinned: a page that was
-// already in a frame is held by its latch alone).
+// Shared or Exclusive, Page.Data gives its bytes, MarkDirty records a
+// change, and Release unlatches it (and unpins it, if it was pinned: a page
+// that was already in a frame is held by its latch alone).
 //
 // Two tiers share one memory budget (Options.CacheSize), which also pays for
 // the pool's metadata and counts resident memory, not only bytes in use:
