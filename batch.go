@@ -24,6 +24,8 @@ type Batch struct {
 	n      int
 	// sets and deletes count the writes by kind, for Stats.
 	sets, deletes int
+	// prefetchKeys is the commit's scratch list of keys (prefetch.go).
+	prefetchKeys [][]byte
 }
 
 // batchChunk is the largest chunk a batch allocates (a write larger than

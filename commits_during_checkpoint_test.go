@@ -13,11 +13,12 @@ import (
 )
 
 // segmentGateFS wraps a file system so that writes to page store segments
-// (*.seg) wait at a gate while it is held: a device that has not yet
-// answered. WAL writes and syncs pass.
+// (*.seg), or their reads if reads is set, wait at a gate while it is
+// held: a device that has not yet answered. WAL writes and syncs pass.
 type segmentGateFS struct {
 	vfs.FS
 	ioGate
+	reads bool
 }
 
 func (g *segmentGateFS) OpenFile(name string, flag int, perm os.FileMode, o vfs.OpenOptions) (vfs.File, error) {
@@ -34,8 +35,17 @@ type segmentGateFile struct {
 }
 
 func (f *segmentGateFile) WriteAt(p []byte, off int64) (int, error) {
-	f.fs.pass()
+	if !f.fs.reads {
+		f.fs.pass()
+	}
 	return f.File.WriteAt(p, off)
+}
+
+func (f *segmentGateFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.fs.reads {
+		f.fs.pass()
+	}
+	return f.File.ReadAt(p, off)
 }
 
 // TestCommitsDuringCheckpoint: while a checkpoint's page writes wait on

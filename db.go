@@ -141,6 +141,7 @@ type DB struct {
 	done     sync.WaitGroup
 
 	st opStats
+	pf prefetchState
 }
 
 // pendingFree is the pages a transaction replaced: free once no snapshot
@@ -156,6 +157,7 @@ type opStats struct {
 	deferredFrees, orphansFreed                           atomic.Int64
 	checkpointNanos, freezeNanos                          atomic.Int64
 	spaceWaits, spaceWaitNanos                            atomic.Int64
+	prefetched                                            atomic.Int64
 }
 
 // countWrites counts a committed batch's writes.
@@ -528,6 +530,7 @@ func (db *DB) commit(b *Batch, opts *WriteOptions) error {
 		return ErrClosed
 	}
 	defer db.leave()
+	db.prefetch(b)
 	db.writeMu.Lock()
 	if db.failed != nil {
 		db.writeMu.Unlock()

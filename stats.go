@@ -42,9 +42,14 @@ type Stats struct {
 	// time they took (docs/ARCHITECTURE.md, "Space between checkpoints").
 	SpaceWaits    int64
 	SpaceWaitTime time.Duration
-	Store         pagestore.Stats
-	Pool          bufferpool.Stats
-	WAL           wal.Stats
+	// PrefetchedPages counts the pages commits read from the store
+	// before taking the writer lock: pages their writes needed that were
+	// not in memory (docs/ARCHITECTURE.md, "Commits read before they
+	// lock").
+	PrefetchedPages int64
+	Store           pagestore.Stats
+	Pool            bufferpool.Stats
+	WAL             wal.Stats
 	// FlashCache is the flash cache's (Options.FlashCache; zero without
 	// one): hits, misses, admissions and drops, bytes written, evictions,
 	// stale rejects, errors, rebuild time.
@@ -68,6 +73,7 @@ func (db *DB) Stats() Stats {
 		SpaceWaitTime:        time.Duration(db.st.spaceWaitNanos.Load()),
 		DeferredFrees:        db.st.deferredFrees.Load(),
 		OrphansFreed:         db.st.orphansFreed.Load(),
+		PrefetchedPages:      db.st.prefetched.Load(),
 	}
 	db.mu.RLock()
 	st.TxID = db.txid

@@ -182,6 +182,35 @@ func (t *Tree) Lookup(root PageID, key []byte, inline func(v []byte)) (OverflowR
 	return OverflowRef{}, false, nil
 }
 
+// UncachedOnPath returns the first page on key's path in the version
+// rooted at root that is not in the pool's memory (bufferpool.Pool.Cached),
+// or 0 if the whole path is: the page a lookup or a write of key would
+// read from the store first. It reads the branch pages on the way from the
+// pool, never from the store (but for one evicted between the check and
+// the read: the check is a hint).
+func (t *Tree) UncachedOnPath(root PageID, key []byte) (PageID, error) {
+	for id := root; id != 0; {
+		if !t.pool.Cached(id) {
+			return id, nil
+		}
+		var next PageID
+		err := t.readNode(id, func(n node) error {
+			if n.kind() != kindBranch {
+				return nil
+			}
+			if next = PageID(n.child(n.childFor(key))); next == 0 {
+				return fmt.Errorf("btree: page %d: %w: zero child", id, ErrCorruptNode)
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		id = next
+	}
+	return 0, nil
+}
+
 // ReadOverflow appends the value ref refers to to dst.
 func (t *Tree) ReadOverflow(dst []byte, ref OverflowRef) ([]byte, error) {
 	if !ref.overflow {

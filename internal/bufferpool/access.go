@@ -113,6 +113,26 @@ func (pt *partition) tryHit(id PageID, mode Mode) (Page, bool) {
 	return Page{part: pt, d: di, frame: f, mode: mode, id: id}, true
 }
 
+// Cached says whether page id is in memory, in a frame or as an image (or
+// on its way into or out of a frame): whether Get would find it without
+// reading the store. It takes no lock and is a hint only: the page may be
+// evicted, or loaded, right after it answers.
+func (p *Pool) Cached(id PageID) bool {
+	if id > pagestore.MaxPageID {
+		return false
+	}
+	pt := p.partFor(id)
+	di, ok := pt.table.lookup(id)
+	if !ok {
+		return false
+	}
+	switch pt.desc(di).state.Load() {
+	case stLoading, stFrame, stDemoting, stImage:
+		return true
+	}
+	return false
+}
+
 // load brings page id into a frame: from its compressed image (a compressed
 // hit, promoting it) or from the store (a miss). retry means the page's
 // state changed meanwhile and the caller should look again.

@@ -1,0 +1,206 @@
+package strata
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// TestCommitReadsBeforeLocking: a commit whose leaf is not in memory reads
+// it before it takes the writer lock (prefetch.go), so while that read
+// waits on the device, point reads and other commits of cached keys
+// complete. They used to wait for it: the commit read its leaf holding
+// writeMu and treeMu. The test counts what completes while the read is
+// held; the timeout only turns a hang into a failure.
+func TestCommitReadsBeforeLocking(t *testing.T) {
+	const rows = 20000
+	mem := vfs.NewMem()
+	opts := &Options{PageSize: 4096, CacheSize: 8 << 20, Partitions: 1, Codec: "lz4", CheckpointWAL: 1 << 40, CheckpointReplaced: -1, fs: mem}
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := db.NewBatch()
+	for i := 0; i < rows; i++ { // some 500 leaves
+		b.Set([]byte(fmt.Sprintf("k%06d", i)), make([]byte, 80))
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gfs := &segmentGateFS{FS: mem, reads: true}
+	opts.fs = gfs
+	if db, err = Open("db", opts); err != nil { // a cold cache
+		t.Fatal(err)
+	}
+	defer db.Close()
+	defer gfs.release() // before Close, on every path
+	near, far := []byte("k000000"), []byte(fmt.Sprintf("k%06d", rows-1))
+	if _, err := db.Get(near); err != nil { // near's path is cached, far's leaf is not
+		t.Fatal(err)
+	}
+
+	gfs.hold()
+	farErr := make(chan error, 1)
+	go func() { farErr <- db.Set(far, []byte("far")) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for gfs.held.Load() == 0 { // far's commit is reading
+		select {
+		case err := <-farErr:
+			t.Fatalf("the commit of %s finished (%v) without reading its leaf", far, err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the commit read nothing in 30 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		if _, err := db.Get(near); err != nil {
+			done <- err
+			return
+		}
+		done <- db.Set(near, []byte("near"))
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		gfs.release()
+		t.Fatal("a read and a commit of a cached key waited 10 s for another commit's disk read")
+	}
+	select {
+	case err := <-farErr:
+		t.Fatalf("the commit of %s finished (%v) while its read was held", far, err)
+	default:
+	}
+
+	gfs.release()
+	if err := <-farErr; err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{string(near): "near", string(far): "far"} {
+		if v, err := db.Get([]byte(k)); err != nil || string(v) != want {
+			t.Fatalf("%s: %q, %v; want %q", k, v, err, want)
+		}
+	}
+	if got := db.Stats().PrefetchedPages; got == 0 {
+		t.Fatal("no page counted as read before the writer lock")
+	}
+}
+
+// TestPrefetchUnderChurn: writers commit batches of random keys over a
+// table many times the cache, so that commits read their pages before
+// locking, while checkpoints, point reads and evictions run; every key
+// ends with its last committed value. Each writer owns the keys equal to
+// its number modulo the writers, so its own map is the model. Run under
+// -race in CI.
+func TestPrefetchUnderChurn(t *testing.T) {
+	const rows, writers = 20000, 4
+	batches := 300
+	if testing.Short() {
+		batches = 100
+	}
+	opts := &Options{PageSize: 4096, CacheSize: 512 << 10, Partitions: 2, Codec: "lz4", CheckpointWAL: 256 << 10, fs: vfs.NewMem()}
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	key := func(i int) []byte { return []byte(fmt.Sprintf("k%06d", i)) }
+	pad := bytes.Repeat([]byte{'.'}, 120)
+	b := db.NewBatch()
+	for i := 0; i < rows; i++ {
+		b.Set(key(i), pad) // some 3 MiB of leaves, 6 times the cache
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	models := make([]map[int]string, writers)
+	errs := make(chan error, writers+1)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	go func() { // a reader: every key reads without an error but ErrNotFound
+		rng := rand.New(rand.NewPCG(9, 9))
+		for {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			default:
+			}
+			if _, err := db.Get(key(rng.IntN(rows))); err != nil && !errors.Is(err, ErrNotFound) {
+				errs <- err
+				return
+			}
+		}
+	}()
+	for w := 0; w < writers; w++ {
+		models[w] = map[int]string{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			b := db.NewBatch()
+			for n := 0; n < batches; n++ {
+				b.Reset()
+				for j := 0; j < 4; j++ {
+					i := rng.IntN(rows/writers)*writers + w
+					if rng.IntN(4) == 0 {
+						b.Delete(key(i))
+						models[w][i] = ""
+						continue
+					}
+					v := fmt.Sprintf("w%d-%d-%d%s", w, n, j, pad)
+					b.Set(key(i), []byte(v))
+					models[w][i] = v
+				}
+				if err := b.Commit(nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-errs; err != nil { // the reader's, or a writer's
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	for w, m := range models {
+		for i, want := range m {
+			v, err := db.Get(key(i))
+			if want == "" {
+				if !errors.Is(err, ErrNotFound) {
+					t.Fatalf("writer %d: %s deleted last, read %q, %v", w, key(i), v, err)
+				}
+				continue
+			}
+			if err != nil || string(v) != want {
+				t.Fatalf("writer %d: %s: %q, %v; want %q", w, key(i), v, err, want)
+			}
+		}
+	}
+	st := db.Stats()
+	if st.PrefetchedPages == 0 {
+		t.Fatalf("no commit read a page before locking (pool misses %d)", st.Pool.Misses)
+	}
+	t.Logf("prefetched %d pages; pool misses %d; checkpoints %d", st.PrefetchedPages, st.Pool.Misses, st.Checkpoints)
+}

@@ -1,0 +1,150 @@
+package strata
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stratadb/strata/internal/btree"
+	"github.com/stratadb/strata/internal/bufferpool"
+)
+
+// Reading a batch's pages before its commit takes the writer lock.
+//
+// A commit changes the tree holding writeMu, and treeMu exclusively: a
+// page it needs that is not in memory is read from the store with both
+// held, so every other commit, and every point read, waits for that read.
+// With a table much larger than the cache nearly every write of a random
+// key misses its leaf, and commits then ran one disk read at a time (a
+// batch of 4 random writes: three or four reads in a row, each with all
+// writers waiting).
+//
+// So before it takes the locks, a commit looks up the path of each of
+// its keys (up to prefetchKeys of them) in the current version, reading
+// only what is in memory (btree.Tree.UncachedOnPath), and reads the pages
+// that are not from the store itself, all keys' pages at once, one
+// goroutine per page. It then looks again, for pages below them (a branch
+// that was not cached), up to prefetchRounds times. Its writes then find
+// their pages cached, unless evicted meanwhile: the prefetch is a hint,
+// and the commit reads whatever is missing, as before.
+//
+// When everything is cached, looking costs a descent per key; so commits
+// look only while looks find pages missing: one that finds a page missing
+// lets the next prefetchCredit commits look too, and while no credit is
+// left, one commit in prefetchProbe looks.
+//
+// Lock rules: each look holds treeMu shared and a pin on the version it
+// reads (acquireVersion), and releases treeMu before any read from the
+// store. The reads hold only the pin: no page the version reaches is freed
+// while it is held (pages replaced after it wait for its readers), so a
+// page id found under treeMu still names the same page when it is read.
+// Nothing here is called with a lock held.
+
+const (
+	prefetchKeys   = 64  // keys of a batch looked up
+	prefetchRounds = 4   // looks per commit: a page, then the pages below it
+	prefetchCredit = 256 // commits that look after one found a page missing
+	prefetchProbe  = 16  // while no credit is left, one commit in this many looks
+)
+
+// prefetchState is the database's part: the credit and the probe count.
+// Its fields are atomics, changed by every committer without a lock.
+type prefetchState struct {
+	credit atomic.Int64
+	probe  atomic.Int64
+}
+
+// errStopOps ends a decodeOps walk early.
+var errStopOps = errors.New("enough keys")
+
+// prefetch reads the pages b's writes will need that are not in memory.
+// It returns the number of pages it read.
+func (db *DB) prefetch(b *Batch) int {
+	if db.pf.credit.Load() > 0 {
+		db.pf.credit.Add(-1)
+	} else if db.pf.probe.Add(1)%prefetchProbe != 1 { // the first commit looks
+		return 0
+	}
+	keys := b.prefetchKeys[:0]
+	for _, chunk := range b.ops() {
+		_ = decodeOps(chunk, func(_ byte, key, _ []byte) error {
+			if len(keys) == prefetchKeys {
+				return errStopOps
+			}
+			keys = append(keys, key)
+			return nil
+		})
+	}
+	b.prefetchKeys = keys[:0]
+	read := 0
+	for round := 0; round < prefetchRounds && len(keys) > 0; round++ {
+		n, rest := db.prefetchRound(keys)
+		if n == 0 {
+			break
+		}
+		read += n
+		keys = rest
+	}
+	if read > 0 {
+		db.pf.credit.Store(prefetchCredit)
+		db.st.prefetched.Add(int64(read))
+	}
+	return read
+}
+
+// prefetchRound looks up keys' paths in the current version, reads the
+// pages missing from memory, and returns how many it read and the keys
+// whose paths missed a page (keys, reused): the ones to look at again.
+func (db *DB) prefetchRound(keys [][]byte) (int, [][]byte) {
+	db.treeMu.RLock()
+	if db.broken != nil {
+		db.treeMu.RUnlock()
+		return 0, nil
+	}
+	v := db.acquireVersion()
+	defer v.release()
+	var missing []btree.PageID
+	rest := keys[:0]
+	for _, k := range keys {
+		id, err := db.tree.UncachedOnPath(v.root, k)
+		if err != nil || id == 0 {
+			continue // the commit meets the error itself
+		}
+		rest = append(rest, k)
+		if !containsPage(missing, id) {
+			missing = append(missing, id)
+		}
+	}
+	db.treeMu.RUnlock()
+	if len(missing) == 0 {
+		return 0, nil
+	}
+	var wg sync.WaitGroup
+	for _, id := range missing[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db.warmPage(id)
+		}()
+	}
+	db.warmPage(missing[0])
+	wg.Wait()
+	return len(missing), rest
+}
+
+// warmPage reads page id into the pool and lets it go. An error is left
+// for the commit to meet, if its writes need the page.
+func (db *DB) warmPage(id btree.PageID) {
+	if pg, err := db.pool.Get(id, bufferpool.Shared); err == nil {
+		pg.Release()
+	}
+}
+
+func containsPage(ids []btree.PageID, id btree.PageID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
