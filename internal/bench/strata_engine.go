@@ -243,6 +243,8 @@ func (e *strataEngine) Metrics() map[string]float64 {
 	m["db.space_waits"] = float64(st.SpaceWaits - b.SpaceWaits)
 	m["db.space_wait_ms"] = float64(st.SpaceWaitTime-b.SpaceWaitTime) / 1e6
 	m["db.pending_free_pages"] = float64(st.PendingFreePages)
+	// Pages commits read before taking the writer lock (prefetch.go).
+	m["db.prefetched_pages"] = float64(st.PrefetchedPages - b.PrefetchedPages)
 	if st.FlashCache.Enabled {
 		flashMetrics(m, st.FlashCache, b.FlashCache)
 	}
