@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
 // ProfileEnv names the environment variable that makes a child write a CPU
@@ -14,10 +16,47 @@ import (
 // measured with it on are slower by the profiler's sampling.
 const ProfileEnv = "STRATA_BENCH_CPUPROFILE"
 
-// startProfile starts the CPU profile ProfileEnv asks for, if any, and
-// returns the function that stops it and reports whether the file was
-// written whole.
+// TraceEnv names the environment variable that makes a child write an
+// execution trace of its measured phase to the file it names, with
+// ".<engine>" appended as for ProfileEnv. It is for finding where a run's
+// wall time goes that a CPU profile does not show: waits on locks, on
+// I/O, on the scheduler (`go tool trace -pprof=sync FILE`, `=syscall`,
+// `=sched`). Traces grow by tens of MB a second: use a short --duration.
+const TraceEnv = "STRATA_BENCH_TRACE"
+
+// startProfile starts the CPU profile ProfileEnv asks for and the trace
+// TraceEnv asks for, if any, and returns the function that stops them and
+// reports whether the files were written whole.
 func startProfile(engine string) (stop func() error, err error) {
+	stopCPU, err := startCPUProfile(engine)
+	if err != nil {
+		return nil, err
+	}
+	path := os.Getenv(TraceEnv)
+	if path == "" {
+		return stopCPU, nil
+	}
+	f, err := os.Create(path + "." + engine)
+	if err == nil {
+		if err = trace.Start(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("bench: trace: %w", err), stopCPU())
+	}
+	return func() error {
+		trace.Stop()
+		err := f.Close()
+		if err != nil {
+			err = fmt.Errorf("bench: trace: %w", err)
+		}
+		return errors.Join(err, stopCPU())
+	}, nil
+}
+
+// startCPUProfile starts the CPU profile ProfileEnv asks for, if any.
+func startCPUProfile(engine string) (stop func() error, err error) {
 	path := os.Getenv(ProfileEnv)
 	if path == "" {
 		return func() error { return nil }, nil
