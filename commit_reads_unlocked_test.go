@@ -19,50 +19,11 @@ import (
 // writeMu and treeMu. The test counts what completes while the read is
 // held; the timeout only turns a hang into a failure.
 func TestCommitReadsBeforeLocking(t *testing.T) {
-	const rows = 20000
-	mem := vfs.NewMem()
-	opts := &Options{PageSize: 4096, CacheSize: 8 << 20, Partitions: 1, Codec: "lz4", CheckpointWAL: 1 << 40, CheckpointReplaced: -1, fs: mem}
-	db, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := db.NewBatch()
-	for i := 0; i < rows; i++ { // some 500 leaves
-		b.Set([]byte(fmt.Sprintf("k%06d", i)), make([]byte, 80))
-	}
-	if err := b.Commit(nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	gfs := &segmentGateFS{FS: mem, reads: true}
-	opts.fs = gfs
-	if db, err = Open("db", opts); err != nil { // a cold cache
-		t.Fatal(err)
-	}
-	defer db.Close()
-	defer gfs.release() // before Close, on every path
-	near, far := []byte("k000000"), []byte(fmt.Sprintf("k%06d", rows-1))
-	if _, err := db.Get(near); err != nil { // near's path is cached, far's leaf is not
-		t.Fatal(err)
-	}
-
+	db, gfs, near, far := coldTable(t)
 	gfs.hold()
 	farErr := make(chan error, 1)
 	go func() { farErr <- db.Set(far, []byte("far")) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for gfs.held.Load() == 0 { // far's commit is reading
-		select {
-		case err := <-farErr:
-			t.Fatalf("the commit of %s finished (%v) without reading its leaf", far, err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the commit read nothing in 30 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitHeld(t, gfs, farErr, "the commit of "+string(far))
 
 	done := make(chan error, 1)
 	go func() {
@@ -98,6 +59,97 @@ func TestCommitReadsBeforeLocking(t *testing.T) {
 	}
 	if got := db.Stats().PrefetchedPages; got == 0 {
 		t.Fatal("no page counted as read before the writer lock")
+	}
+}
+
+// coldTable returns a database of some 500 leaves of 4 KiB, reopened on a
+// file system whose segment reads wait at a gate while it is held (not
+// yet held), with key near's path in memory and key far's leaf not. Its
+// cleanups release the gate and close the database.
+func coldTable(t *testing.T) (db *DB, gfs *segmentGateFS, near, far []byte) {
+	t.Helper()
+	const rows = 20000
+	mem := vfs.NewMem()
+	opts := &Options{PageSize: 4096, CacheSize: 8 << 20, Partitions: 1, Codec: "lz4", CheckpointWAL: 1 << 40, CheckpointReplaced: -1, fs: mem}
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := db.NewBatch()
+	for i := 0; i < rows; i++ {
+		b.Set([]byte(fmt.Sprintf("k%06d", i)), make([]byte, 80))
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gfs = &segmentGateFS{FS: mem, reads: true}
+	opts.fs = gfs
+	if db, err = Open("db", opts); err != nil { // a cold cache
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	t.Cleanup(gfs.release) // runs first: Close must not wait at the gate
+	near, far = []byte("k000000"), []byte(fmt.Sprintf("k%06d", rows-1))
+	if _, err := db.Get(near); err != nil {
+		t.Fatal(err)
+	}
+	return db, gfs, near, far
+}
+
+// waitHeld waits until a read waits at gfs's gate, failing if what (whose
+// result comes on done) finishes first or nothing reads for 30 s.
+func waitHeld(t *testing.T, gfs *segmentGateFS, done chan error, what string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for gfs.held.Load() == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("%s finished (%v) without reading the store", what, err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s read nothing in 30 s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestGetReadsWithoutTreeLatch: a point read whose leaf is not in memory
+// reads it without the tree latch (DB.get), so while that read waits on
+// the device a commit completes. It used to wait: the read held treeMu
+// shared across its disk read, and the commit needs it exclusively.
+func TestGetReadsWithoutTreeLatch(t *testing.T) {
+	db, gfs, near, far := coldTable(t)
+	gfs.hold()
+	getDone := make(chan error, 1)
+	go func() {
+		v, err := db.Get(far)
+		if err == nil && len(v) != 80 {
+			err = fmt.Errorf("read %q", v)
+		}
+		getDone <- err
+	}()
+	waitHeld(t, gfs, getDone, "the read of "+string(far))
+	done := make(chan error, 1)
+	go func() { done <- db.Set(near, []byte("near")) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		gfs.release()
+		t.Fatal("a commit of a cached key waited 10 s for a point read's disk read")
+	}
+	gfs.release()
+	if err := <-getDone; err != nil {
+		t.Fatal(err)
+	}
+	if v, err := db.Get(near); err != nil || string(v) != "near" {
+		t.Fatalf("%s: %q, %v", near, v, err)
 	}
 }
 

@@ -442,23 +442,7 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	}
 	defer db.leave()
 	db.st.gets.Add(1)
-	// The tree latch for the descent; the version pin for a value in
-	// overflow pages, read after the latch is released (chains are never
-	// changed in place, and a replaced chain is freed only once no read
-	// of an older version is in flight).
-	db.treeMu.RLock()
-	if db.broken != nil {
-		db.treeMu.RUnlock()
-		return nil, db.broken
-	}
-	v := db.acquireVersion()
-	defer v.release()
-	var value []byte
-	ref, found, err := db.tree.Lookup(v.root, key, func(b []byte) { value = append(make([]byte, 0, len(b)), b...) })
-	db.treeMu.RUnlock()
-	if err == nil && found {
-		value, err = db.tree.ReadOverflow(value, ref)
-	}
+	value, found, err := db.get(key)
 	switch {
 	case err != nil:
 		return nil, db.readErr(err)
@@ -469,6 +453,50 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	}
 	return value, nil
 }
+
+// get looks key up in the current version. It holds the tree latch for
+// the descent, and a pin on the version for pages read without the latch:
+// an overflow chain (never changed in place; a replaced chain is freed
+// only once no read of an older version is in flight), and a page of the
+// path that is not in memory. The descent reads only pages in memory
+// (Tree.LookupCached); when one is not, get lets the latch go, reads the
+// page, and looks again in the then current version, so that no commit
+// waits for its read (prefetch.go says the same of commits). After
+// readRounds such reads it descends with the latch held, reading what
+// it needs: pages evicted as fast as they are read cannot starve it.
+func (db *DB) get(key []byte) (value []byte, found bool, err error) {
+	inline := func(b []byte) { value = append(make([]byte, 0, len(b)), b...) }
+	for round := 0; ; round++ {
+		db.treeMu.RLock()
+		if db.broken != nil {
+			db.treeMu.RUnlock()
+			return nil, false, db.broken
+		}
+		v := db.acquireVersion()
+		var ref btree.OverflowRef
+		var missing btree.PageID
+		if round < readRounds {
+			ref, found, missing, err = db.tree.LookupCached(v.root, key, inline)
+		} else {
+			ref, found, err = db.tree.Lookup(v.root, key, inline)
+		}
+		db.treeMu.RUnlock()
+		if missing != 0 {
+			db.warmPage(missing)
+			v.release()
+			continue
+		}
+		if err == nil && found {
+			value, err = db.tree.ReadOverflow(value, ref)
+		}
+		v.release()
+		return value, found, err
+	}
+}
+
+// readRounds bounds the pages a point read reads without the tree latch
+// (get): a path is at most this deep in practice.
+const readRounds = 8
 
 func (db *DB) getAt(root btree.PageID, key []byte) ([]byte, error) {
 	if root == 0 {

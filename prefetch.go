@@ -21,7 +21,7 @@ import (
 //
 // So before it takes the locks, a commit looks up the path of each of
 // its keys (up to prefetchKeys of them) in the current version, reading
-// only what is in memory (btree.Tree.UncachedOnPath), and reads the pages
+// only what is in memory (btree.Tree.LookupCached), and reads the pages
 // that are not from the store itself, all keys' pages at once, one
 // goroutine per page. It then looks again, for pages below them (a branch
 // that was not cached), up to prefetchRounds times. Its writes then find
@@ -106,7 +106,7 @@ func (db *DB) prefetchRound(keys [][]byte) (int, [][]byte) {
 	var missing []btree.PageID
 	rest := keys[:0]
 	for _, k := range keys {
-		id, err := db.tree.UncachedOnPath(v.root, k)
+		_, _, id, err := db.tree.LookupCached(v.root, k, ignoreValue)
 		if err != nil || id == 0 {
 			continue // the commit meets the error itself
 		}
@@ -139,6 +139,8 @@ func (db *DB) warmPage(id btree.PageID) {
 		pg.Release()
 	}
 }
+
+func ignoreValue([]byte) {}
 
 func containsPage(ids []btree.PageID, id btree.PageID) bool {
 	for _, x := range ids {

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stratadb/strata"
 	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/hooks"
@@ -12,14 +14,14 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// leafPages loads rows of data set name into a Strata database (16 KiB
-// pages stored raw, on an in-memory file system) and returns every page
-// of its tree: what the buffer pool compresses when it demotes a frame or
-// writes one back.
-func leafPages(tb testing.TB, name string, rows int) [][]byte {
+// leafPages loads rows of data set name into a Strata database (pages of
+// pageSize bytes, 0 for the default, stored raw, on an in-memory file
+// system) and returns every page of its tree: what the buffer pool
+// compresses when it demotes a frame or writes one back.
+func leafPages(tb testing.TB, name string, rows, pageSize int) [][]byte {
 	tb.Helper()
 	fs := vfs.NewMem()
-	opts := &strata.Options{Codec: "none", CacheSize: 64 << 20, Sync: strata.SyncNever}
+	opts := &strata.Options{Codec: "none", CacheSize: 64 << 20, Sync: strata.SyncNever, PageSize: pageSize}
 	hooks.SetFS(opts, fs)
 	db, err := strata.Open("db", opts)
 	if err != nil {
@@ -80,7 +82,7 @@ func BenchmarkCodecOnLeaves(b *testing.B) {
 		name string
 		rows int
 	}{{"sysbench", 40000}, {"events", 8000}} {
-		pages := leafPages(b, ds.name, ds.rows)
+		pages := leafPages(b, ds.name, ds.rows, 0)
 		for _, name := range []string{"lz4", "snappy", "zstd-1", "zstd-2", "zstd-3", "deflate-1", "deflate-6"} {
 			c, err := codec.Parse(name)
 			if err != nil {
@@ -133,4 +135,88 @@ func BenchmarkCodecOnLeaves(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkZstdDictOnLeaves measures what a Zstandard dictionary trained on
+// a tree's own pages would give the write-back and demotion compressions
+// (zstd-1): the ratio, and the time to compress and decompress one page,
+// without a dictionary and with dictionaries of 16 and 64 KiB (history
+// sampled from half of the pages, tables built from that half; measured
+// on the other half), at 4 and 16 KiB pages. docs/BENCHMARKS.md, "A zstd
+// dictionary for small pages", reports it; Strata does not use one.
+//
+//	go test -run '^$' -bench ZstdDictOnLeaves -benchtime 2000x ./internal/bench/
+func BenchmarkZstdDictOnLeaves(b *testing.B) {
+	for _, ds := range []struct {
+		name string
+		rows int
+	}{{"sysbench", 40000}, {"events", 8000}} {
+		for _, ps := range []int{4 << 10, 16 << 10} {
+			pages := leafPages(b, ds.name, ds.rows, ps)
+			var train, test [][]byte
+			for i, p := range pages {
+				if i%2 == 0 {
+					train = append(train, p)
+				} else {
+					test = append(test, p)
+				}
+			}
+			for _, hist := range []int{0, 16 << 10, 64 << 10} {
+				enc, dec := dictCodec(b, train, hist)
+				imgs := make([][]byte, len(test))
+				var raw, stored int
+				for i, p := range test {
+					imgs[i] = enc.EncodeAll(p, nil)
+					raw, stored = raw+len(p), stored+len(imgs[i])
+				}
+				name := fmt.Sprintf("%s/%dKiB/dict=%dKiB", ds.name, ps>>10, hist>>10)
+				b.Run(name+"/compress", func(b *testing.B) {
+					buf := make([]byte, 0, 2*ps)
+					for i := 0; i < b.N; i++ {
+						buf = enc.EncodeAll(test[i%len(test)], buf[:0])
+					}
+					b.ReportMetric(float64(raw)/float64(stored), "ratio")
+				})
+				b.Run(name+"/decompress", func(b *testing.B) {
+					dst := make([]byte, 0, ps)
+					for i := 0; i < b.N; i++ {
+						var err error
+						if dst, err = dec.DecodeAll(imgs[i%len(imgs)], dst[:0]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// dictCodec returns a zstd-1 encoder and a decoder, with a dictionary of
+// hist bytes of history sampled from pages (none if hist is 0).
+func dictCodec(tb testing.TB, pages [][]byte, hist int) (*zstd.Encoder, *zstd.Decoder) {
+	eo := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1)}
+	do := []zstd.DOption{zstd.WithDecoderConcurrency(1)}
+	if hist > 0 {
+		rng := rand.New(rand.NewPCG(3, 4))
+		var h []byte
+		for len(h) < hist {
+			p := pages[rng.IntN(len(pages))]
+			off := rng.IntN(len(p) - 512)
+			h = append(h, p[off:off+512]...)
+		}
+		d, err := zstd.BuildDict(zstd.BuildDictOptions{ID: 1, Contents: pages, History: h, Level: zstd.SpeedFastest})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		eo, do = append(eo, zstd.WithEncoderDict(d)), append(do, zstd.WithDecoderDicts(d))
+	}
+	enc, err := zstd.NewWriter(nil, eo...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dec, err := zstd.NewReader(nil, do...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return enc, dec
 }

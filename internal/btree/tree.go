@@ -109,7 +109,17 @@ func VerifyPage(id PageID, page []byte) error {
 // when it entered the pool (VerifyPage), or written by the tree; its kind
 // is checked here because a wrong child pointer could name page 0.
 func (t *Tree) readNode(id PageID, fn func(n node) error) error {
-	pg, err := t.pool.Get(id, bufferpool.Shared)
+	return t.readNodeFrom(id, false, fn)
+}
+
+// readNodeFrom is readNode, reading only pages in memory if cachedOnly
+// (bufferpool.Pool.GetCached: bufferpool.ErrNotCached otherwise).
+func (t *Tree) readNodeFrom(id PageID, cachedOnly bool, fn func(n node) error) error {
+	get := t.pool.Get
+	if cachedOnly {
+		get = t.pool.GetCached
+	}
+	pg, err := get(id, bufferpool.Shared)
 	if err != nil {
 		return err
 	}
@@ -148,12 +158,25 @@ type OverflowRef struct {
 // is returned as a reference for ReadOverflow, which the caller may call
 // after it lets writers in again (chains are never changed in place).
 func (t *Tree) Lookup(root PageID, key []byte, inline func(v []byte)) (OverflowRef, bool, error) {
+	ref, found, _, err := t.lookup(root, key, inline, false)
+	return ref, found, err
+}
+
+// LookupCached is Lookup reading only pages in memory: if a page on key's
+// path is not, it returns that page's id (and nothing else), for the
+// caller to read it (bufferpool.Pool.Get) after letting writers in, and
+// then look again.
+func (t *Tree) LookupCached(root PageID, key []byte, inline func(v []byte)) (OverflowRef, bool, PageID, error) {
+	return t.lookup(root, key, inline, true)
+}
+
+func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), cachedOnly bool) (OverflowRef, bool, PageID, error) {
 	id := root
 	for id != 0 {
 		var next PageID
 		var ref OverflowRef
 		var found bool
-		err := t.readNode(id, func(n node) error {
+		err := t.readNodeFrom(id, cachedOnly, func(n node) error {
 			if n.kind() == kindBranch {
 				next = PageID(n.child(n.childFor(key)))
 				if next == 0 {
@@ -174,41 +197,15 @@ func (t *Tree) Lookup(root PageID, key []byte, inline func(v []byte)) (OverflowR
 			}
 			return nil
 		})
+		if cachedOnly && errors.Is(err, bufferpool.ErrNotCached) {
+			return OverflowRef{}, false, id, nil
+		}
 		if err != nil || next == 0 {
-			return ref, found, err
+			return ref, found, 0, err
 		}
 		id = next
 	}
-	return OverflowRef{}, false, nil
-}
-
-// UncachedOnPath returns the first page on key's path in the version
-// rooted at root that is not in the pool's memory (bufferpool.Pool.Cached),
-// or 0 if the whole path is: the page a lookup or a write of key would
-// read from the store first. It reads the branch pages on the way from the
-// pool, never from the store (but for one evicted between the check and
-// the read: the check is a hint).
-func (t *Tree) UncachedOnPath(root PageID, key []byte) (PageID, error) {
-	for id := root; id != 0; {
-		if !t.pool.Cached(id) {
-			return id, nil
-		}
-		var next PageID
-		err := t.readNode(id, func(n node) error {
-			if n.kind() != kindBranch {
-				return nil
-			}
-			if next = PageID(n.child(n.childFor(key))); next == 0 {
-				return fmt.Errorf("btree: page %d: %w: zero child", id, ErrCorruptNode)
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		id = next
-	}
-	return 0, nil
+	return OverflowRef{}, false, 0, nil
 }
 
 // ReadOverflow appends the value ref refers to to dst.

@@ -21,7 +21,9 @@ import (
 // latch the loader holds exclusively. The helpers named begin*, finish*
 // and abortLoad are called with mu held and return with it held.
 
-func (pt *partition) get(id PageID, mode Mode) (Page, error) {
+// get takes page id in mode, loading it if it is not in a frame; with
+// cachedOnly it returns ErrNotCached instead of reading the store.
+func (pt *partition) get(id PageID, mode Mode, cachedOnly bool) (Page, error) {
 	if pg, ok := pt.tryHit(id, mode); ok {
 		return pg, nil
 	}
@@ -55,7 +57,7 @@ func (pt *partition) get(id PageID, mode Mode) (Page, error) {
 			}
 		}
 		pt.mu.RUnlock()
-		pg, retry, err := pt.load(id, mode)
+		pg, retry, err := pt.load(id, mode, cachedOnly)
 		if !retry {
 			return pg, err
 		}
@@ -113,36 +115,21 @@ func (pt *partition) tryHit(id PageID, mode Mode) (Page, bool) {
 	return Page{part: pt, d: di, frame: f, mode: mode, id: id}, true
 }
 
-// Cached says whether page id is in memory, in a frame or as an image (or
-// on its way into or out of a frame): whether Get would find it without
-// reading the store. It takes no lock and is a hint only: the page may be
-// evicted, or loaded, right after it answers.
-func (p *Pool) Cached(id PageID) bool {
-	if id > pagestore.MaxPageID {
-		return false
-	}
-	pt := p.partFor(id)
-	di, ok := pt.table.lookup(id)
-	if !ok {
-		return false
-	}
-	switch pt.desc(di).state.Load() {
-	case stLoading, stFrame, stDemoting, stImage:
-		return true
-	}
-	return false
-}
-
 // load brings page id into a frame: from its compressed image (a compressed
-// hit, promoting it) or from the store (a miss). retry means the page's
-// state changed meanwhile and the caller should look again.
-func (pt *partition) load(id PageID, mode Mode) (pg Page, retry bool, err error) {
+// hit, promoting it) or from the store (a miss; with cachedOnly, it returns
+// ErrNotCached instead). retry means the page's state changed meanwhile and
+// the caller should look again.
+func (pt *partition) load(id PageID, mode Mode, cachedOnly bool) (pg Page, retry bool, err error) {
 	start := time.Now()
 	pt.mu.Lock()
 	di, cached := pt.table.lookup(id)
 	if cached && pt.desc(di).state.Load() != stImage {
 		pt.mu.Unlock()
 		return Page{}, true, nil
+	}
+	if !cached && cachedOnly {
+		pt.mu.Unlock()
+		return Page{}, false, ErrNotCached
 	}
 	if cached {
 		// The loader's pin: the image cannot be evicted (by allocFrame,

@@ -43,6 +43,8 @@ var (
 	ErrNoFrame = errors.New("bufferpool: no frame can be freed")
 	// ErrPinned: FreePage of a page that is in use.
 	ErrPinned = errors.New("bufferpool: page is pinned")
+	// ErrNotCached: GetCached of a page that is not in memory.
+	ErrNotCached = errors.New("bufferpool: page not in memory")
 )
 
 // Mode is how a page is latched while pinned.
@@ -223,7 +225,21 @@ func (p *Pool) Get(id PageID, mode Mode) (Page, error) {
 	if id > pagestore.MaxPageID {
 		return Page{}, fmt.Errorf("bufferpool: page %d: %w", id, pagestore.ErrNotFound)
 	}
-	return p.partFor(id).get(id, mode)
+	return p.partFor(id).get(id, mode, false)
+}
+
+// GetCached is Get for a page in memory only: in a frame, or as an image,
+// which it promotes as Get does. A page that Get would read from the store
+// it does not read: it returns ErrNotCached, so that a caller holding a
+// lock can let it go before it reads (Get).
+func (p *Pool) GetCached(id PageID, mode Mode) (Page, error) {
+	if p.closed.Load() {
+		return Page{}, ErrClosed
+	}
+	if id > pagestore.MaxPageID {
+		return Page{}, fmt.Errorf("bufferpool: page %d: %w", id, pagestore.ErrNotFound)
+	}
+	return p.partFor(id).get(id, mode, true)
 }
 
 // NewPage allocates a page id in the store and pins a zeroed frame for it,
