@@ -2,7 +2,6 @@ package strata
 
 import (
 	"errors"
-	"sync"
 	"sync/atomic"
 
 	"github.com/stratadb/strata/internal/btree"
@@ -22,11 +21,14 @@ import (
 // So before it takes the locks, a commit looks up the path of each of
 // its keys (up to prefetchKeys of them) in the current version, reading
 // only what is in memory (btree.Tree.LookupCached), and reads the pages
-// that are not from the store itself, all keys' pages at once, one
-// goroutine per page. It then looks again, for pages below them (a branch
-// that was not cached), up to prefetchRounds times. Its writes then find
-// their pages cached, unless evicted meanwhile: the prefetch is a hint,
-// and the commit reads whatever is missing, as before.
+// that are not from the store itself, one after another. It then looks
+// again, for pages below them (a branch that was not cached), up to
+// prefetchRounds times. Its writes then find their pages cached, unless
+// evicted meanwhile: the prefetch is a hint, and the commit reads whatever
+// is missing, as before. (Reading a batch's pages in parallel, a goroutine
+// each, was measured no faster on the benchmark's disk, whose queue the
+// other committers and the page cleaner keep busy: docs/BENCHMARKS.md,
+// "Commits that read before they lock".)
 //
 // When everything is cached, looking costs a descent per key; so commits
 // look only while looks find pages missing: one that finds a page missing
@@ -119,16 +121,9 @@ func (db *DB) prefetchRound(keys [][]byte) (int, [][]byte) {
 	if len(missing) == 0 {
 		return 0, nil
 	}
-	var wg sync.WaitGroup
-	for _, id := range missing[1:] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			db.warmPage(id)
-		}()
+	for _, id := range missing {
+		db.warmPage(id)
 	}
-	db.warmPage(missing[0])
-	wg.Wait()
 	return len(missing), rest
 }
 
