@@ -445,7 +445,7 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	value, found, err := db.get(key)
 	switch {
 	case err != nil:
-		return nil, db.readErr(err)
+		return nil, err
 	case !found:
 		return nil, ErrNotFound
 	case value == nil:
@@ -460,37 +460,45 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 // only once no read of an older version is in flight), and a page of the
 // path that is not in memory. The descent reads only pages in memory
 // (Tree.LookupCached); when one is not, get lets the latch go, reads the
-// page, and looks again in the then current version, so that no commit
-// waits for its read (prefetch.go says the same of commits). After
-// readRounds such reads it descends with the latch held, reading what
-// it needs: pages evicted as fast as they are read cannot starve it.
+// page, and looks again in the then current version (not counting its
+// hits again), so that commits need not wait for its read (prefetch.go
+// says the same of commits). After readRounds such reads it descends with
+// the latch held, reading what it needs: pages evicted as fast as they
+// are read cannot starve it. Errors are the ones Get returns.
 func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 	inline := func(b []byte) { value = append(make([]byte, 0, len(b)), b...) }
 	for round := 0; ; round++ {
 		db.treeMu.RLock()
 		if db.broken != nil {
+			err := db.broken
 			db.treeMu.RUnlock()
-			return nil, false, db.broken
+			return nil, false, err
 		}
 		v := db.acquireVersion()
 		var ref btree.OverflowRef
 		var missing btree.PageID
 		if round < readRounds {
-			ref, found, missing, err = db.tree.LookupCached(v.root, key, inline)
+			ref, found, missing, err = db.tree.LookupCached(v.root, key, inline, round == 0)
 		} else {
 			ref, found, err = db.tree.Lookup(v.root, key, inline)
 		}
 		db.treeMu.RUnlock()
 		if missing != 0 {
-			db.warmPage(missing)
+			err = db.warmPage(missing)
 			v.release()
+			if err != nil {
+				return nil, false, db.readErr(err)
+			}
 			continue
 		}
 		if err == nil && found {
 			value, err = db.tree.ReadOverflow(value, ref)
 		}
 		v.release()
-		return value, found, err
+		if err != nil {
+			return nil, false, db.readErr(err)
+		}
+		return value, found, nil
 	}
 }
 

@@ -39,8 +39,13 @@ import (
 // reads (acquireVersion), and releases treeMu before any read from the
 // store. The reads hold only the pin: no page the version reaches is freed
 // while it is held (pages replaced after it wait for its readers), so a
-// page id found under treeMu still names the same page when it is read.
-// Nothing here is called with a lock held.
+// page id found under treeMu is not freed, nor its id reused, before it is
+// read (a commit may change the page in place meanwhile: the read only
+// brings it into memory). Nothing here is called with a lock held.
+//
+// The reads go through bufferpool.Pool.Prefetch: each counts as a miss,
+// and the commit's use of the page does not count again. The looks are
+// not counted at all (Tree.LookupCached without count).
 
 const (
 	prefetchKeys   = 64  // keys of a batch looked up
@@ -77,7 +82,11 @@ func (db *DB) prefetch(b *Batch) int {
 			return nil
 		})
 	}
-	b.prefetchKeys = keys[:0]
+	all := keys
+	defer func() {
+		clear(all) // no pointers into chunks a Reset may drop
+		b.prefetchKeys = all[:0]
+	}()
 	read := 0
 	for round := 0; round < prefetchRounds && len(keys) > 0; round++ {
 		n, rest := db.prefetchRound(keys)
@@ -108,7 +117,7 @@ func (db *DB) prefetchRound(keys [][]byte) (int, [][]byte) {
 	var missing []btree.PageID
 	rest := keys[:0]
 	for _, k := range keys {
-		_, _, id, err := db.tree.LookupCached(v.root, k, ignoreValue)
+		_, _, id, err := db.tree.LookupCached(v.root, k, ignoreValue, false)
 		if err != nil || id == 0 {
 			continue // the commit meets the error itself
 		}
@@ -121,18 +130,24 @@ func (db *DB) prefetchRound(keys [][]byte) (int, [][]byte) {
 	if len(missing) == 0 {
 		return 0, nil
 	}
-	for _, id := range missing {
-		db.warmPage(id)
+	for i, id := range missing {
+		if err := db.pool.Prefetch(id); err != nil {
+			// The commit meets the error itself, if its writes need
+			// the page: no more reads for it here.
+			return i, nil
+		}
 	}
 	return len(missing), rest
 }
 
-// warmPage reads page id into the pool and lets it go. An error is left
-// for the commit to meet, if its writes need the page.
-func (db *DB) warmPage(id btree.PageID) {
-	if pg, err := db.pool.Get(id, bufferpool.Shared); err == nil {
-		pg.Release()
+// warmPage reads page id into the pool and lets it go.
+func (db *DB) warmPage(id btree.PageID) error {
+	pg, err := db.pool.Get(id, bufferpool.Shared)
+	if err != nil {
+		return err
 	}
+	pg.Release()
+	return nil
 }
 
 func ignoreValue([]byte) {}

@@ -42,10 +42,10 @@ type Stats struct {
 	// time they took (docs/ARCHITECTURE.md, "Space between checkpoints").
 	SpaceWaits    int64
 	SpaceWaitTime time.Duration
-	// PrefetchedPages counts the pages commits read from the store
-	// before taking the writer lock: pages their writes needed that were
-	// not in memory (docs/ARCHITECTURE.md, "Commits read before they
-	// lock").
+	// PrefetchedPages counts the pages commits found not in memory
+	// before taking the writer lock, and read then (or found read by
+	// someone else by then): pages their writes needed
+	// (docs/ARCHITECTURE.md, "Commits read before they lock").
 	PrefetchedPages int64
 	Store           pagestore.Stats
 	Pool            bufferpool.Stats

@@ -109,17 +109,28 @@ func VerifyPage(id PageID, page []byte) error {
 // when it entered the pool (VerifyPage), or written by the tree; its kind
 // is checked here because a wrong child pointer could name page 0.
 func (t *Tree) readNode(id PageID, fn func(n node) error) error {
-	return t.readNodeFrom(id, false, fn)
+	return t.readNodeFrom(id, readAny, fn)
 }
 
-// readNodeFrom is readNode, reading only pages in memory if cachedOnly
-// (bufferpool.Pool.GetCached: bufferpool.ErrNotCached otherwise).
-func (t *Tree) readNodeFrom(id PageID, cachedOnly bool, fn func(n node) error) error {
-	get := t.pool.Get
-	if cachedOnly {
-		get = t.pool.GetCached
+// read says where readNodeFrom may take a page from.
+type read uint8
+
+const (
+	readAny        read = iota // the pool, reading the store if need be
+	readCached                 // memory only (bufferpool.Pool.GetCached)
+	readCachedLook             // memory only, a hit not counted
+)
+
+// readNodeFrom is readNode, reading only pages in memory unless r is
+// readAny (bufferpool.ErrNotCached for others).
+func (t *Tree) readNodeFrom(id PageID, r read, fn func(n node) error) error {
+	var pg bufferpool.Page
+	var err error
+	if r == readAny {
+		pg, err = t.pool.Get(id, bufferpool.Shared)
+	} else {
+		pg, err = t.pool.GetCached(id, bufferpool.Shared, r == readCached)
 	}
-	pg, err := get(id, bufferpool.Shared)
 	if err != nil {
 		return err
 	}
@@ -158,25 +169,31 @@ type OverflowRef struct {
 // is returned as a reference for ReadOverflow, which the caller may call
 // after it lets writers in again (chains are never changed in place).
 func (t *Tree) Lookup(root PageID, key []byte, inline func(v []byte)) (OverflowRef, bool, error) {
-	ref, found, _, err := t.lookup(root, key, inline, false)
+	ref, found, _, err := t.lookup(root, key, inline, readAny)
 	return ref, found, err
 }
 
 // LookupCached is Lookup reading only pages in memory: if a page on key's
-// path is not, it returns that page's id (and nothing else), for the
-// caller to read it (bufferpool.Pool.Get) after letting writers in, and
-// then look again.
-func (t *Tree) LookupCached(root PageID, key []byte, inline func(v []byte)) (OverflowRef, bool, PageID, error) {
-	return t.lookup(root, key, inline, true)
+// path is not (or is being read by another goroutine), it returns that
+// page's id (and nothing else), for the caller to read it
+// (bufferpool.Pool.Get) after letting writers in, and then look again.
+// The pool counts the hits on the way if count is set: a look again at a
+// path whose pages were counted already does not set it.
+func (t *Tree) LookupCached(root PageID, key []byte, inline func(v []byte), count bool) (OverflowRef, bool, PageID, error) {
+	r := readCachedLook
+	if count {
+		r = readCached
+	}
+	return t.lookup(root, key, inline, r)
 }
 
-func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), cachedOnly bool) (OverflowRef, bool, PageID, error) {
+func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), r read) (OverflowRef, bool, PageID, error) {
 	id := root
 	for id != 0 {
 		var next PageID
 		var ref OverflowRef
 		var found bool
-		err := t.readNodeFrom(id, cachedOnly, func(n node) error {
+		err := t.readNodeFrom(id, r, func(n node) error {
 			if n.kind() == kindBranch {
 				next = PageID(n.child(n.childFor(key)))
 				if next == 0 {
@@ -197,7 +214,7 @@ func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), cachedOnly
 			}
 			return nil
 		})
-		if cachedOnly && errors.Is(err, bufferpool.ErrNotCached) {
+		if r != readAny && errors.Is(err, bufferpool.ErrNotCached) {
 			return OverflowRef{}, false, id, nil
 		}
 		if err != nil || next == 0 {

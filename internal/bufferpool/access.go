@@ -21,10 +21,42 @@ import (
 // latch the loader holds exclusively. The helpers named begin*, finish*
 // and abortLoad are called with mu held and return with it held.
 
-// get takes page id in mode, loading it if it is not in a frame; with
-// cachedOnly it returns ErrNotCached instead of reading the store.
-func (pt *partition) get(id PageID, mode Mode, cachedOnly bool) (Page, error) {
-	if pg, ok := pt.tryHit(id, mode); ok {
+// access says how get may bring a page in, and whether a hit counts.
+type access uint8
+
+const (
+	accessRead   access = iota // Get: read the store if need be
+	accessCached               // GetCached counting: memory only
+	accessLook                 // GetCached not counting a hit: memory only
+	accessWarm                 // Prefetch: read the store if need be, for a use that follows
+)
+
+// cachedOnly says whether acc must not read the store.
+func (acc access) cachedOnly() bool { return acc == accessCached || acc == accessLook }
+
+// countHit counts a frame hit on d by an access that counts (count):
+// unless it is the first use of a page Prefetch brought in, whose read
+// counted as that use already.
+func (pt *partition) countHit(d *desc, count bool) {
+	if !count {
+		return
+	}
+	if d.warmed.Load() {
+		d.warmed.Store(false)
+		return
+	}
+	pt.st.hitsU.add(1)
+}
+
+// get takes page id in mode, loading it if it is not in a frame. With
+// accessCached or accessLook it returns ErrNotCached instead of reading
+// the store, or of waiting for another goroutine's load or demotion of the
+// page (the caller may hold a lock that goroutine's caller waits for).
+// A frame hit counts with accessRead and accessCached only (a prefetch's
+// hit leaves the count to the use that follows); a load always counts.
+func (pt *partition) get(id PageID, mode Mode, acc access) (Page, error) {
+	count := acc == accessRead || acc == accessCached
+	if pg, ok := pt.tryHit(id, mode, count); ok {
 		return pg, nil
 	}
 	for {
@@ -45,9 +77,13 @@ func (pt *partition) get(id PageID, mode Mode, cachedOnly bool) (Page, error) {
 				f := d.frame.Load()
 				pt.mu.RUnlock()
 				pt.latch(f, mode)
-				pt.st.hitsU.add(1)
+				pt.countHit(d, count)
 				return Page{part: pt, d: di, frame: f, mode: mode, id: id, pinned: true}, nil
 			case stLoading, stDemoting:
+				if acc.cachedOnly() {
+					pt.mu.RUnlock()
+					return Page{}, ErrNotCached
+				}
 				// Wait for the load or demotion to finish, then look
 				// again. Not on the frame's latch: once a demotion ends the
 				// frame may hold another page, whose holder could be
@@ -57,7 +93,7 @@ func (pt *partition) get(id PageID, mode Mode, cachedOnly bool) (Page, error) {
 			}
 		}
 		pt.mu.RUnlock()
-		pg, retry, err := pt.load(id, mode, cachedOnly)
+		pg, retry, err := pt.load(id, mode, acc)
 		if !retry {
 			return pg, err
 		}
@@ -82,7 +118,7 @@ func (pt *partition) get(id PageID, mode Mode, cachedOnly bool) (Page, error) {
 // lands.
 var hitRaceHook func(id PageID, latched bool)
 
-func (pt *partition) tryHit(id PageID, mode Mode) (Page, bool) {
+func (pt *partition) tryHit(id PageID, mode Mode, count bool) (Page, bool) {
 	di, ok := pt.table.lookup(id)
 	if !ok {
 		return Page{}, false
@@ -111,15 +147,16 @@ func (pt *partition) tryHit(id PageID, mode Mode) (Page, bool) {
 	if d.inner.Load() {
 		pt.touchInner(d)
 	}
-	pt.st.hitsU.add(1)
+	pt.countHit(d, count)
 	return Page{part: pt, d: di, frame: f, mode: mode, id: id}, true
 }
 
 // load brings page id into a frame: from its compressed image (a compressed
-// hit, promoting it) or from the store (a miss; with cachedOnly, it returns
-// ErrNotCached instead). retry means the page's state changed meanwhile and
-// the caller should look again.
-func (pt *partition) load(id PageID, mode Mode, cachedOnly bool) (pg Page, retry bool, err error) {
+// hit, promoting it) or from the store (a miss; if acc is cached only, it
+// returns ErrNotCached instead). With accessWarm the page's next frame hit
+// is not counted (countHit). retry means the page's state changed
+// meanwhile and the caller should look again.
+func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool, err error) {
 	start := time.Now()
 	pt.mu.Lock()
 	di, cached := pt.table.lookup(id)
@@ -127,7 +164,7 @@ func (pt *partition) load(id PageID, mode Mode, cachedOnly bool) (pg Page, retry
 		pt.mu.Unlock()
 		return Page{}, true, nil
 	}
-	if !cached && cachedOnly {
+	if !cached && acc.cachedOnly() {
 		pt.mu.Unlock()
 		return Page{}, false, ErrNotCached
 	}
@@ -173,6 +210,7 @@ func (pt *partition) load(id PageID, mode Mode, cachedOnly bool) (pg Page, retry
 	pt.mu.Lock()
 	if err == nil {
 		pt.finishLoad(ld, img)
+		pt.desc(ld.di).warmed.Store(acc == accessWarm)
 	} else {
 		pt.abortLoad(ld)
 	}

@@ -3,6 +3,7 @@ package bufferpool
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stratadb/strata/internal/vfs"
 )
@@ -14,7 +15,8 @@ import (
 func TestGetCachedReadsNothing(t *testing.T) {
 	s := openStore(t, vfs.NewMem(), "lz4")
 	defer s.Close()
-	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5})
+	// No controller probe reads the store during the test.
+	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, ControllerInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestGetCachedReadsNothing(t *testing.T) {
 		state := where(id)
 		seen[state]++
 		before, reads := p.Stats(), s.Stats().DiskReads
-		pg, err := p.GetCached(id, Shared)
+		pg, err := p.GetCached(id, Shared, true)
 		switch state {
 		case stFree:
 			if !errors.Is(err, ErrNotCached) {
@@ -62,7 +64,7 @@ func TestGetCachedReadsNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			pg.Release()
-			if pg, err = p.GetCached(id, Shared); err != nil {
+			if pg, err = p.GetCached(id, Shared, true); err != nil {
 				t.Fatalf("page %d, just read: GetCached returned %v", id, err)
 			}
 		case stFrame, stImage:
@@ -84,4 +86,66 @@ func TestGetCachedReadsNothing(t *testing.T) {
 		t.Fatalf("pages by state %v: the test needs pages in frames, images and on disk only", seen)
 	}
 	t.Logf("pages by state: %v", seen)
+}
+
+// TestPrefetchCountsOnce: a page Prefetch reads counts as one miss, and
+// the Get that follows (the use the prefetch was for) is not counted
+// again; later Gets count as hits. GetCached without count counts nothing.
+func TestPrefetchCountsOnce(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "lz4")
+	defer s.Close()
+	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, ControllerInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	populate(t, p, 600)
+	if err := p.FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	var id PageID
+	for id = 0; id < 600; id++ { // a page not in memory
+		if _, ok := p.parts[0].table.lookup(id); !ok {
+			break
+		}
+	}
+	counts := func() [2]int64 { st := p.Stats(); return [2]int64{st.HitsUncompressed, st.Misses} }
+	get := func(count bool) {
+		t.Helper()
+		var pg Page
+		var err error
+		if count {
+			pg, err = p.Get(id, Shared)
+		} else {
+			pg, err = p.GetCached(id, Shared, false)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pageVersion(t, pg.Data(), id)
+		pg.Release()
+	}
+	c0 := counts()
+	if err := p.Prefetch(id); err != nil {
+		t.Fatal(err)
+	}
+	if c := counts(); c != [2]int64{c0[0], c0[1] + 1} {
+		t.Fatalf("after Prefetch: hits, misses %v, want %v", c, [2]int64{c0[0], c0[1] + 1})
+	}
+	get(false)
+	get(true) // the use the prefetch counted
+	if c := counts(); c != [2]int64{c0[0], c0[1] + 1} {
+		t.Fatalf("after the prefetched page's use: hits, misses %v, want %v", c, [2]int64{c0[0], c0[1] + 1})
+	}
+	get(true)
+	if c := counts(); c != [2]int64{c0[0] + 1, c0[1] + 1} {
+		t.Fatalf("after a second use: hits, misses %v, want %v", c, [2]int64{c0[0] + 1, c0[1] + 1})
+	}
+	if err := p.Prefetch(id); err != nil { // in a frame: nothing counted, nothing marked
+		t.Fatal(err)
+	}
+	get(true)
+	if c := counts(); c != [2]int64{c0[0] + 2, c0[1] + 1} {
+		t.Fatalf("after a prefetch of a cached page and a use: hits, misses %v, want %v", c, [2]int64{c0[0] + 2, c0[1] + 1})
+	}
 }

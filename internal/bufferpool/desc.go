@@ -53,6 +53,9 @@ type desc struct {
 	inner  atomic.Bool
 	usedAt atomic.Uint32
 	dirty  atomic.Bool
+	// warmed: Pool.Prefetch loaded the page and counted the load as the
+	// use that follows; that use's frame hit is not counted (countHit).
+	warmed atomic.Bool
 	// flushing: the page cleaner holds a pin to write the page back.
 	flushing atomic.Bool
 	// hasImage mirrors chunk ≥ 0, so that MarkDirty knows without the
@@ -117,6 +120,7 @@ func (pt *partition) allocDesc(id PageID) (int32, *desc) {
 	d.inner.Store(false)
 	d.hasImage.Store(false)
 	d.dirty.Store(false)
+	d.warmed.Store(false)
 	pt.table.insert(id, di)
 	return di, d
 }

@@ -419,7 +419,7 @@ func TestSpareDirtiedByHitStays(t *testing.T) {
 			return
 		}
 		changed = d.pageID()
-		pg, ok := pt.tryHit(changed, Exclusive)
+		pg, ok := pt.tryHit(changed, Exclusive, true)
 		if !ok {
 			t.Error("the spare's frame was not free to a hit")
 			return

@@ -225,21 +225,47 @@ func (p *Pool) Get(id PageID, mode Mode) (Page, error) {
 	if id > pagestore.MaxPageID {
 		return Page{}, fmt.Errorf("bufferpool: page %d: %w", id, pagestore.ErrNotFound)
 	}
-	return p.partFor(id).get(id, mode, false)
+	return p.partFor(id).get(id, mode, accessRead)
+}
+
+// Prefetch reads page id into memory, as Get would, for a use that
+// follows soon (a Get of it by the caller): the read counts in the
+// statistics as that use (a miss, or a compressed hit), and the use's hit
+// does not count again. A page already in a frame is left as it is,
+// uncounted. It holds nothing when it returns.
+func (p *Pool) Prefetch(id PageID) error {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	if id > pagestore.MaxPageID {
+		return fmt.Errorf("bufferpool: page %d: %w", id, pagestore.ErrNotFound)
+	}
+	pg, err := p.partFor(id).get(id, Shared, accessWarm)
+	if err != nil {
+		return err
+	}
+	pg.Release()
+	return nil
 }
 
 // GetCached is Get for a page in memory only: in a frame, or as an image,
-// which it promotes as Get does. A page that Get would read from the store
-// it does not read: it returns ErrNotCached, so that a caller holding a
-// lock can let it go before it reads (Get).
-func (p *Pool) GetCached(id PageID, mode Mode) (Page, error) {
+// which it promotes as Get does. A page that Get would read from the store,
+// or would wait for while another goroutine loads it, it returns
+// ErrNotCached for, so that a caller holding a lock can let it go before
+// it calls Get. A frame hit counts in the statistics only if count is set:
+// a caller that looks again at pages it already counted does not set it.
+func (p *Pool) GetCached(id PageID, mode Mode, count bool) (Page, error) {
 	if p.closed.Load() {
 		return Page{}, ErrClosed
 	}
 	if id > pagestore.MaxPageID {
 		return Page{}, fmt.Errorf("bufferpool: page %d: %w", id, pagestore.ErrNotFound)
 	}
-	return p.partFor(id).get(id, mode, true)
+	acc := accessLook
+	if count {
+		acc = accessCached
+	}
+	return p.partFor(id).get(id, mode, acc)
 }
 
 // NewPage allocates a page id in the store and pins a zeroed frame for it,
