@@ -202,6 +202,7 @@ func Open(dir string, o *Options) (*DB, error) {
 	}
 	db := &DB{dir: dir, opts: opts, store: store, snaps: make(map[uint64]int), fresh: make(map[btree.PageID]bool),
 		ckptKick: make(chan struct{}, 1), stop: make(chan struct{})}
+	db.pf.credit.Store(prefetchCredit) // the cache is cold
 	db.ops.drain = sync.NewCond(&db.ops.mu)
 	if err := db.open(); err != nil {
 		if db.log != nil {

@@ -2,6 +2,7 @@ package strata
 
 import (
 	"errors"
+	"math/rand/v2"
 	"sync/atomic"
 
 	"github.com/stratadb/strata/internal/btree"
@@ -33,7 +34,9 @@ import (
 // When everything is cached, looking costs a descent per key; so commits
 // look only while looks find pages missing: one that finds a page missing
 // lets the next prefetchCredit commits look too, and while no credit is
-// left, one commit in prefetchProbe looks.
+// left, one commit in prefetchProbe (at random) looks. A database opens
+// with credit: its cache is cold. A commit that does not look reads one
+// shared word and writes none.
 //
 // Lock rules: each look holds treeMu shared and a pin on the version it
 // reads (acquireVersion), and releases treeMu before any read from the
@@ -54,11 +57,10 @@ const (
 	prefetchProbe  = 16  // while no credit is left, one commit in this many looks
 )
 
-// prefetchState is the database's part: the credit and the probe count.
-// Its fields are atomics, changed by every committer without a lock.
+// prefetchState is the database's part: the commits that will look
+// (written by the commits that look, without a lock).
 type prefetchState struct {
 	credit atomic.Int64
-	probe  atomic.Int64
 }
 
 // errStopOps ends a decodeOps walk early.
@@ -69,7 +71,7 @@ var errStopOps = errors.New("enough keys")
 func (db *DB) prefetch(b *Batch) int {
 	if db.pf.credit.Load() > 0 {
 		db.pf.credit.Add(-1)
-	} else if db.pf.probe.Add(1)%prefetchProbe != 1 { // the first commit looks
+	} else if rand.Uint32()%prefetchProbe != 0 {
 		return 0
 	}
 	keys := b.prefetchKeys[:0]
