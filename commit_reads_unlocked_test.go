@@ -153,6 +153,51 @@ func TestGetReadsWithoutTreeLatch(t *testing.T) {
 	}
 }
 
+// TestReadsCountEachPageOnce: a point read or a commit that reads a page
+// outside the tree latch (a look, a read, a look again) counts in the
+// pool's statistics as many page accesses as the same read or commit on a
+// cached path: no page counted twice, none missed. The controller prices
+// misses and hits by these counts. (The commits compared both copy their
+// frozen leaf: every page is the checkpoint's after Open.)
+func TestReadsCountEachPageOnce(t *testing.T) {
+	db, _, _, far := coldTable(t)
+	accesses := func() (int64, int64) {
+		p := db.Stats().Pool
+		return p.HitsUncompressed + p.HitsCompressed + p.Misses, p.Misses
+	}
+	// count runs op and returns the page accesses it counted, failing if
+	// it read a page from the store and should not have, or the reverse.
+	count := func(what string, wantMiss bool, op func() error) int64 {
+		t.Helper()
+		before, misses := accesses()
+		if err := op(); err != nil {
+			t.Fatal(err)
+		}
+		after, misses2 := accesses()
+		if (misses2 > misses) != wantMiss {
+			t.Fatalf("%s: misses %d -> %d", what, misses, misses2)
+		}
+		return after - before
+	}
+	get := func(k []byte) func() error { return func() error { _, err := db.Get(k); return err } }
+	set := func(k []byte) func() error { return func() error { return db.Set(k, []byte("x")) } }
+
+	cold := count("cold get", true, get(far))
+	if cached := count("cached get", false, get(far)); cold != cached {
+		t.Errorf("a point read counted %d page accesses on a cold path, %d on the same path cached", cold, cached)
+	}
+	// Leaves a few apart under one branch; the first commit copies the
+	// frozen root and branch, the two compared copy only their leaf.
+	a, b, c := []byte("k010000"), []byte("k010200"), []byte("k010100")
+	count("get", true, get(a))
+	count("get", true, get(c))
+	count("commit to copy the root and branch", false, set(c))
+	cached := count("commit to a cached leaf", false, set(a))
+	if cold := count("commit to a cold leaf", true, set(b)); cold != cached {
+		t.Errorf("a commit counted %d page accesses on a cold leaf, %d on a cached one", cold, cached)
+	}
+}
+
 // TestPrefetchUnderChurn: writers commit batches of random keys over a
 // table many times the cache, so that commits read their pages before
 // locking, while checkpoints, point reads and evictions run; every key

@@ -461,13 +461,15 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 // only once no read of an older version is in flight), and a page of the
 // path that is not in memory. The descent reads only pages in memory
 // (Tree.LookupCached); when one is not, get lets the latch go, reads the
-// page, and looks again in the then current version (not counting its
-// hits again), so that commits need not wait for its read (prefetch.go
+// page, and looks again in the then current version (counting in the
+// pool's statistics only the pages below the one it read), so that
+// commits need not wait for its read (prefetch.go
 // says the same of commits). After readRounds such reads it descends with
 // the latch held, reading what it needs: pages evicted as fast as they
 // are read cannot starve it. Errors are the ones Get returns.
 func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 	inline := func(b []byte) { value = append(make([]byte, 0, len(b)), b...) }
+	var seen btree.PageID // the page read last: counted down to it
 	for round := 0; ; round++ {
 		db.treeMu.RLock()
 		if db.broken != nil {
@@ -479,7 +481,7 @@ func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 		var ref btree.OverflowRef
 		var missing btree.PageID
 		if round < readRounds {
-			ref, found, missing, err = db.tree.LookupCached(v.root, key, inline, round == 0)
+			ref, found, missing, err = db.tree.LookupCached(v.root, key, inline, seen)
 		} else {
 			ref, found, err = db.tree.Lookup(v.root, key, inline)
 		}
@@ -490,6 +492,7 @@ func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 			if err != nil {
 				return nil, false, db.readErr(err)
 			}
+			seen = missing
 			continue
 		}
 		if err == nil && found {

@@ -46,9 +46,11 @@ import (
 // read (a commit may change the page in place meanwhile: the read only
 // brings it into memory). Nothing here is called with a lock held.
 //
-// The reads go through bufferpool.Pool.Prefetch: each counts as a miss,
-// and the commit's use of the page does not count again. The looks are
-// not counted at all (Tree.LookupCached without count).
+// The looks count nothing in the pool's statistics (Tree.LookupCached
+// with CountNone; a page held as an image is read, not promoted, by the
+// look). The reads go through bufferpool.Pool.Prefetch: each counts as
+// the commit's use of the page (a miss, or a compressed hit), and that
+// use does not count again.
 
 const (
 	prefetchKeys   = 64  // keys of a batch looked up
@@ -119,7 +121,7 @@ func (db *DB) prefetchRound(keys [][]byte) (int, [][]byte) {
 	var missing []btree.PageID
 	rest := keys[:0]
 	for _, k := range keys {
-		_, _, id, err := db.tree.LookupCached(v.root, k, ignoreValue, false)
+		_, _, id, err := db.tree.LookupCached(v.root, k, ignoreValue, btree.CountNone)
 		if err != nil || id == 0 {
 			continue // the commit meets the error itself
 		}

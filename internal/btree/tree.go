@@ -117,8 +117,8 @@ type read uint8
 
 const (
 	readAny        read = iota // the pool, reading the store if need be
-	readCached                 // memory only (bufferpool.Pool.GetCached)
-	readCachedLook             // memory only, a hit not counted
+	readCached                 // memory only (bufferpool.Pool.GetCached), counted
+	readCachedLook             // frames only, nothing counted (an image is not promoted)
 )
 
 // readNodeFrom is readNode, reading only pages in memory unless r is
@@ -169,31 +169,44 @@ type OverflowRef struct {
 // is returned as a reference for ReadOverflow, which the caller may call
 // after it lets writers in again (chains are never changed in place).
 func (t *Tree) Lookup(root PageID, key []byte, inline func(v []byte)) (OverflowRef, bool, error) {
-	ref, found, _, err := t.lookup(root, key, inline, readAny)
+	ref, found, _, err := t.lookup(root, key, inline, readAny, 0)
 	return ref, found, err
 }
+
+// CountNone, as LookupCached's seen, counts no page of the path.
+const CountNone = ^PageID(0)
 
 // LookupCached is Lookup reading only pages in memory: if a page on key's
 // path is not (or is being read by another goroutine), it returns that
 // page's id (and nothing else), for the caller to read it
 // (bufferpool.Pool.Get) after letting writers in, and then look again.
-// The pool counts the hits on the way if count is set: a look again at a
-// path whose pages were counted already does not set it.
-func (t *Tree) LookupCached(root PageID, key []byte, inline func(v []byte), count bool) (OverflowRef, bool, PageID, error) {
-	r := readCachedLook
-	if count {
-		r = readCached
-	}
-	return t.lookup(root, key, inline, r)
+// The pool counts the pages of the path in its statistics below page
+// seen: all of them if seen is 0, none if it is CountNone. A caller that
+// looks again after reading page p passes p (the pages down to p were
+// counted by the first look and by the read); a look ahead of a use that
+// will count passes CountNone. A page not counted is not promoted from
+// an image either (that would count): it is returned as not in memory.
+func (t *Tree) LookupCached(root PageID, key []byte, inline func(v []byte), seen PageID) (OverflowRef, bool, PageID, error) {
+	return t.lookup(root, key, inline, readCached, seen)
 }
 
-func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), r read) (OverflowRef, bool, PageID, error) {
+// lookup is Lookup with r where the pages are read from; with readCached,
+// the pages down to seen (see LookupCached) are read as readCachedLook.
+func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), r read, seen PageID) (OverflowRef, bool, PageID, error) {
+	counting := seen == 0
 	id := root
 	for id != 0 {
+		from := r
+		if from == readCached && !counting {
+			from = readCachedLook
+		}
+		if id == seen {
+			counting = true
+		}
 		var next PageID
 		var ref OverflowRef
 		var found bool
-		err := t.readNodeFrom(id, r, func(n node) error {
+		err := t.readNodeFrom(id, from, func(n node) error {
 			if n.kind() == kindBranch {
 				next = PageID(n.child(n.childFor(key)))
 				if next == 0 {
@@ -214,7 +227,7 @@ func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), r read) (O
 			}
 			return nil
 		})
-		if r != readAny && errors.Is(err, bufferpool.ErrNotCached) {
+		if from != readAny && errors.Is(err, bufferpool.ErrNotCached) {
 			return OverflowRef{}, false, id, nil
 		}
 		if err != nil || next == 0 {

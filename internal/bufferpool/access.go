@@ -27,7 +27,7 @@ type access uint8
 const (
 	accessRead   access = iota // Get: read the store if need be
 	accessCached               // GetCached counting: memory only
-	accessLook                 // GetCached not counting a hit: memory only
+	accessLook                 // GetCached not counting: frames only (an image is not promoted)
 	accessWarm                 // Prefetch: read the store if need be, for a use that follows
 )
 
@@ -41,8 +41,7 @@ func (pt *partition) countHit(d *desc, count bool) {
 	if !count {
 		return
 	}
-	if d.warmed.Load() {
-		d.warmed.Store(false)
+	if d.warmed.Load() && d.warmed.CompareAndSwap(true, false) {
 		return
 	}
 	pt.st.hitsU.add(1)
@@ -110,7 +109,8 @@ func (pt *partition) get(id PageID, mode Mode, acc access) (Page, error) {
 // found in place under the latch stays there, with that descriptor, until
 // it is unlatched: the latch alone keeps it, and a hit writes only the
 // latch's reader count (the descriptor's line stays read-only, but for
-// the reference bit when it is clear). It never waits: when anything does
+// the reference bit when it is clear, and the warmed flag on the first
+// use of a page Prefetch read). It never waits: when anything does
 // not match, it unlatches what it took and get takes the locked path.
 // hitRaceHook, when set (by tests only), runs in tryHit between reading
 // the page's frame and latching it, and again (latched true) once the
@@ -164,7 +164,9 @@ func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool
 		pt.mu.Unlock()
 		return Page{}, true, nil
 	}
-	if !cached && acc.cachedOnly() {
+	if acc.cachedOnly() && (!cached || acc == accessLook) {
+		// Not in memory; or an image, which a look does not promote:
+		// promoting counts as a use, and the look is not one.
 		pt.mu.Unlock()
 		return Page{}, false, ErrNotCached
 	}

@@ -149,3 +149,55 @@ func TestPrefetchCountsOnce(t *testing.T) {
 		t.Fatalf("after a prefetch of a cached page and a use: hits, misses %v, want %v", c, [2]int64{c0[0] + 2, c0[1] + 1})
 	}
 }
+
+// TestPrefetchCountsOnceFromAnImage: Prefetch of a page held as an image
+// promotes it, counted as one compressed hit, and the use that follows is
+// not counted again; a look (GetCached without count) neither promotes an
+// image nor counts.
+func TestPrefetchCountsOnceFromAnImage(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "lz4")
+	defer s.Close()
+	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, ControllerInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	populate(t, p, 600)
+	if err := p.FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	pt := p.parts[0]
+	var id PageID
+	found := false
+	for i := PageID(0); i < 600 && !found; i++ {
+		if di, ok := pt.table.lookup(i); ok && pt.desc(di).state.Load() == stImage {
+			id, found = i, true
+		}
+	}
+	if !found {
+		t.Fatal("no page held as an image")
+	}
+	counts := func() [3]int64 {
+		st := p.Stats()
+		return [3]int64{st.HitsUncompressed, st.HitsCompressed, st.Misses}
+	}
+	c0 := counts()
+	if _, err := p.GetCached(id, Shared, false); !errors.Is(err, ErrNotCached) {
+		t.Fatalf("a look at an image: %v, want ErrNotCached", err)
+	}
+	if c := counts(); c != c0 {
+		t.Fatalf("a look at an image counted: %v -> %v", c0, c)
+	}
+	if err := p.Prefetch(id); err != nil {
+		t.Fatal(err)
+	}
+	pg, err := p.Get(id, Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageVersion(t, pg.Data(), id)
+	pg.Release()
+	if c, want := counts(), [3]int64{c0[0], c0[1] + 1, c0[2]}; c != want {
+		t.Fatalf("Prefetch of an image and its use: hits, compressed hits, misses %v, want %v", c, want)
+	}
+}

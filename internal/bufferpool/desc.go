@@ -16,7 +16,8 @@ import (
 // image without the mutex, and nothing frees or moves them meanwhile. The
 // atomic fields are read without the mutex by hits (state, id, frame,
 // ref; see tryHit) and changed by page holders (dirty, and pins when they
-// unpin) and the page cleaner (flushing). Every function here
+// unpin), by hits (warmed, cleared by the first counted hit after a
+// Prefetch; set under the mutex by load) and the page cleaner (flushing). Every function here
 // is called with the mutex held, except unpin, which takes it.
 
 // pageState is where a cached page is.

@@ -252,8 +252,10 @@ func (p *Pool) Prefetch(id PageID) error {
 // which it promotes as Get does. A page that Get would read from the store,
 // or would wait for while another goroutine loads it, it returns
 // ErrNotCached for, so that a caller holding a lock can let it go before
-// it calls Get. A frame hit counts in the statistics only if count is set:
-// a caller that looks again at pages it already counted does not set it.
+// it calls Get. Without count it is a look that counts nothing in the
+// statistics (a caller looking again at pages it counted already, or
+// ahead of a use that will count): a frame hit is not counted, and an
+// image is not promoted (that would count) but reported ErrNotCached.
 func (p *Pool) GetCached(id PageID, mode Mode, count bool) (Page, error) {
 	if p.closed.Load() {
 		return Page{}, ErrClosed
