@@ -33,15 +33,9 @@ func TestCommitReadsBeforeLocking(t *testing.T) {
 		}
 		done <- db.Set(near, []byte("near"))
 	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		gfs.release()
-		t.Fatal("a read and a commit of a cached key waited 10 s for another commit's disk read")
-	}
+	gfs.completesWhileHeld(t, done, func() string {
+		return "a read and a commit of a cached key waited 10 s for another commit's disk read"
+	})
 	select {
 	case err := <-farErr:
 		t.Fatalf("the commit of %s finished (%v) while its read was held", far, err)
@@ -62,13 +56,12 @@ func TestCommitReadsBeforeLocking(t *testing.T) {
 	}
 }
 
-// coldTable returns a database of some 500 leaves of 4 KiB, reopened on a
-// file system whose segment reads wait at a gate while it is held (not
-// yet held), with key near's path in memory and key far's leaf not. Its
-// cleanups release the gate and close the database.
-func coldTable(t *testing.T) (db *DB, gfs *segmentGateFS, near, far []byte) {
+// gatedTable returns a database of some 500 leaves of 4 KiB (keys
+// k000000 to k019999, tableRows), reopened on a file system whose segment
+// writes, or reads if reads is set, wait at a gate while it is held (not
+// yet held). Its cleanups release the gate and close the database.
+func gatedTable(t *testing.T, reads bool) (*DB, *segmentGateFS) {
 	t.Helper()
-	const rows = 20000
 	mem := vfs.NewMem()
 	opts := &Options{PageSize: 4096, CacheSize: 8 << 20, Partitions: 1, Codec: "lz4", CheckpointWAL: 1 << 40, CheckpointReplaced: -1, fs: mem}
 	db, err := Open("db", opts)
@@ -76,7 +69,7 @@ func coldTable(t *testing.T) (db *DB, gfs *segmentGateFS, near, far []byte) {
 		t.Fatal(err)
 	}
 	b := db.NewBatch()
-	for i := 0; i < rows; i++ {
+	for i := 0; i < tableRows; i++ {
 		b.Set([]byte(fmt.Sprintf("k%06d", i)), make([]byte, 80))
 	}
 	if err := b.Commit(nil); err != nil {
@@ -85,22 +78,32 @@ func coldTable(t *testing.T) (db *DB, gfs *segmentGateFS, near, far []byte) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	gfs = &segmentGateFS{FS: mem, reads: true}
+	gfs := &segmentGateFS{FS: mem, reads: reads}
 	opts.fs = gfs
 	if db, err = Open("db", opts); err != nil { // a cold cache
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	t.Cleanup(gfs.release) // runs first: Close must not wait at the gate
-	near, far = []byte("k000000"), []byte(fmt.Sprintf("k%06d", rows-1))
+	return db, gfs
+}
+
+const tableRows = 20000
+
+// coldTable is gatedTable gating reads, with key near's path in memory and
+// key far's leaf not.
+func coldTable(t *testing.T) (db *DB, gfs *segmentGateFS, near, far []byte) {
+	t.Helper()
+	db, gfs = gatedTable(t, true)
+	near, far = []byte("k000000"), []byte(fmt.Sprintf("k%06d", tableRows-1))
 	if _, err := db.Get(near); err != nil {
 		t.Fatal(err)
 	}
 	return db, gfs, near, far
 }
 
-// waitHeld waits until a read waits at gfs's gate, failing if what (whose
-// result comes on done) finishes first or nothing reads for 30 s.
+// waitHeld waits until an I/O call waits at gfs's gate, failing if what
+// (whose result comes on done) finishes first or nothing waits in 30 s.
 func waitHeld(t *testing.T, gfs *segmentGateFS, done chan error, what string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -135,15 +138,9 @@ func TestGetReadsWithoutTreeLatch(t *testing.T) {
 	waitHeld(t, gfs, getDone, "the read of "+string(far))
 	done := make(chan error, 1)
 	go func() { done <- db.Set(near, []byte("near")) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		gfs.release()
-		t.Fatal("a commit of a cached key waited 10 s for a point read's disk read")
-	}
+	gfs.completesWhileHeld(t, done, func() string {
+		return "a commit of a cached key waited 10 s for a point read's disk read"
+	})
 	gfs.release()
 	if err := <-getDone; err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stratadb/strata/internal/vfs"
 )
@@ -55,30 +54,8 @@ func (f *segmentGateFile) ReadAt(p []byte, off int64) (int, error) {
 // while its writes are held, so the test counts completed commits instead
 // of timing anything; the timeout only turns a hang into a failure.
 func TestCommitsDuringCheckpoint(t *testing.T) {
-	const rows, during = 20000, 20
-	mem := vfs.NewMem()
-	opts := &Options{PageSize: 4096, CacheSize: 8 << 20, Partitions: 1, Codec: "lz4", CheckpointWAL: 1 << 40, CheckpointReplaced: -1, fs: mem}
-	db, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := db.NewBatch()
-	for i := 0; i < rows; i++ { // some 500 leaves, all in the cache
-		b.Set([]byte(fmt.Sprintf("k%06d", i)), make([]byte, 80))
-	}
-	if err := b.Commit(nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	gfs := &segmentGateFS{FS: mem}
-	opts.fs = gfs
-	if db, err = Open("db", opts); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	defer gfs.release() // before Close, on every path
+	const rows, during = tableRows, 20
+	db, gfs := gatedTable(t, false)
 	rng := rand.New(rand.NewPCG(1, 1))
 	for i := 0; i < 3000; i++ { // dirty most leaves again
 		if err := db.Set([]byte(fmt.Sprintf("k%06d", rng.IntN(rows))), []byte("again")); err != nil {
@@ -89,18 +66,7 @@ func TestCommitsDuringCheckpoint(t *testing.T) {
 	gfs.hold()
 	ckptErr := make(chan error, 1)
 	go func() { ckptErr <- db.Checkpoint() }()
-	deadline := time.Now().Add(30 * time.Second)
-	for gfs.held.Load() == 0 { // the checkpoint is writing
-		select {
-		case err := <-ckptErr:
-			t.Fatalf("the checkpoint finished (%v) without writing a page", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the checkpoint wrote no page in 30 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitHeld(t, gfs, ckptErr, "the checkpoint") // it is writing
 
 	var committed atomic.Int64
 	commitErr := make(chan error, 1)
@@ -114,15 +80,9 @@ func TestCommitsDuringCheckpoint(t *testing.T) {
 		}
 		commitErr <- nil
 	}()
-	select {
-	case err := <-commitErr:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		gfs.release()
-		t.Fatalf("%d of %d commits completed in 10 s while the checkpoint's writes were held: commits wait for the checkpoint", committed.Load(), during)
-	}
+	gfs.completesWhileHeld(t, commitErr, func() string {
+		return fmt.Sprintf("%d of %d commits completed in 10 s while the checkpoint's writes were held: commits wait for the checkpoint", committed.Load(), during)
+	})
 	for i := 0; i < during; i++ {
 		k := fmt.Sprintf("k%06d", i)
 		if v, err := db.Get([]byte(k)); err != nil || string(v) != "during" {

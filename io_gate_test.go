@@ -3,6 +3,8 @@ package strata
 import (
 	"sync"
 	"sync/atomic"
+	"testing"
+	"time"
 )
 
 // ioGate holds I/O calls of a test file system while it is held: a device
@@ -40,5 +42,21 @@ func (g *ioGate) pass() {
 		g.held.Add(1)
 		<-gate
 		g.held.Add(-1)
+	}
+}
+
+// completesWhileHeld waits up to 10 s for an operation held I/O must not
+// block, whose result comes on done; on a timeout it releases the gate
+// (so that Close can finish) and fails with the message why gives then.
+func (g *ioGate) completesWhileHeld(t *testing.T, done <-chan error, why func() string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		g.release()
+		t.Fatal(why())
 	}
 }

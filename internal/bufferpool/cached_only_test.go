@@ -5,27 +5,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratadb/strata/internal/pagestore"
 	"github.com/stratadb/strata/internal/vfs"
 )
+
+// newCountingTestPool returns a pool of 600 clean pages, some 5 times its
+// cache: pages in frames, images and only on disk. No controller probe
+// reads the store during a test.
+func newCountingTestPool(t *testing.T) (*Pool, *pagestore.Store) {
+	t.Helper()
+	s := openStore(t, vfs.NewMem(), "lz4")
+	t.Cleanup(func() { s.Close() })
+	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, ControllerInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	populate(t, p, 600)
+	if err := p.FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	return p, s
+}
 
 // TestGetCachedReadsNothing: GetCached hands out a page in a frame, and
 // promotes one held as an image, like Get; for a page in neither it
 // returns ErrNotCached without reading the store or counting a miss.
 // After Get reads that page, GetCached finds it.
 func TestGetCachedReadsNothing(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	// No controller probe reads the store during the test.
-	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, ControllerInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	const n = 600 // ~5× the cache: pages in frames, images and only on disk
-	populate(t, p, n)
-	if err := p.FlushAll(); err != nil {
-		t.Fatal(err)
-	}
+	p, s := newCountingTestPool(t)
+	const n = 600
 	pt := p.parts[0]
 	where := func(id PageID) pageState {
 		pt.mu.RLock()
@@ -92,17 +101,7 @@ func TestGetCachedReadsNothing(t *testing.T) {
 // the Get that follows (the use the prefetch was for) is not counted
 // again; later Gets count as hits. GetCached without count counts nothing.
 func TestPrefetchCountsOnce(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, ControllerInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	populate(t, p, 600)
-	if err := p.FlushAll(); err != nil {
-		t.Fatal(err)
-	}
+	p, _ := newCountingTestPool(t)
 	var id PageID
 	for id = 0; id < 600; id++ { // a page not in memory
 		if _, ok := p.parts[0].table.lookup(id); !ok {
@@ -155,17 +154,7 @@ func TestPrefetchCountsOnce(t *testing.T) {
 // not counted again; a look (GetCached without count) neither promotes an
 // image nor counts.
 func TestPrefetchCountsOnceFromAnImage(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, ControllerInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	populate(t, p, 600)
-	if err := p.FlushAll(); err != nil {
-		t.Fatal(err)
-	}
+	p, _ := newCountingTestPool(t)
 	pt := p.parts[0]
 	var id PageID
 	found := false
