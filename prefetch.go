@@ -29,7 +29,7 @@ import (
 // is missing, as before. (Reading a batch's pages in parallel, a goroutine
 // each, was measured no faster on the benchmark's disk, whose queue the
 // other committers and the page cleaner keep busy: docs/BENCHMARKS.md,
-// "Commits that read before they lock".)
+// "Commits and point reads that read before they lock".)
 //
 // When everything is cached, looking costs a descent per key; so commits
 // look only while looks find pages missing: one that finds a page missing
