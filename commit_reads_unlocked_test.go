@@ -150,6 +150,33 @@ func TestGetReadsWithoutTreeLatch(t *testing.T) {
 	}
 }
 
+// TestUpdateReadsBeforeTreeLatch: an Update transaction that writes a key
+// whose leaf is not in memory (without reading it first) reads the leaf
+// before its commit takes treeMu, so point reads of cached keys complete
+// while that read waits on the device. (Writers wait: the transaction
+// holds the writer lock throughout, as bbolt's do.)
+func TestUpdateReadsBeforeTreeLatch(t *testing.T) {
+	db, gfs, near, far := coldTable(t)
+	gfs.hold()
+	updErr := make(chan error, 1)
+	go func() {
+		updErr <- db.Update(func(tx *Tx) error { return tx.Set(far, []byte("far")) })
+	}()
+	waitHeld(t, gfs, updErr, "the transaction writing "+string(far))
+	done := make(chan error, 1)
+	go func() { _, err := db.Get(near); done <- err }()
+	gfs.completesWhileHeld(t, done, func() string {
+		return "a point read of a cached key waited 10 s for a transaction's disk read"
+	})
+	gfs.release()
+	if err := <-updErr; err != nil {
+		t.Fatal(err)
+	}
+	if v, err := db.Get(far); err != nil || string(v) != "far" {
+		t.Fatalf("%s: %q, %v", far, v, err)
+	}
+}
+
 // TestReadsCountEachPageOnce: a point read or a commit that reads a page
 // outside the tree latch (a look, a read, a look again) counts in the
 // pool's statistics as many page accesses as the same read or commit on a

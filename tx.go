@@ -81,6 +81,8 @@ func (db *DB) update(fn func(tx *Tx) error) (lsn uint64, err error) {
 	if tx.batch.n == 0 {
 		return 0, nil
 	}
+	// Still under writeMu, but not treeMu: point reads go on meanwhile.
+	db.prefetch(&tx.batch)
 	lsn, err = db.commitLocked(tx.batch.ops(), nil)
 	if err != nil {
 		return 0, err
