@@ -110,11 +110,11 @@ func waitHeld(t *testing.T, gfs *segmentGateFS, done chan error, what string) {
 	for gfs.held.Load() == 0 {
 		select {
 		case err := <-done:
-			t.Fatalf("%s finished (%v) without reading the store", what, err)
+			t.Fatalf("%s finished (%v) without waiting at the gate", what, err)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s read nothing in 30 s", what)
+			t.Fatalf("%s: no I/O waited at the gate in 30 s", what)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -56,7 +56,8 @@ func (g *ioGate) completesWhileHeld(t *testing.T, done <-chan error, why func() 
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
+		msg := why() // before the release lets more complete
 		g.release()
-		t.Fatal(why())
+		t.Fatal(msg)
 	}
 }

@@ -44,7 +44,9 @@ import (
 // while it is held (pages replaced after it wait for its readers), so a
 // page id found under treeMu is not freed, nor its id reused, before it is
 // read (a commit may change the page in place meanwhile: the read only
-// brings it into memory). Nothing here is called with a lock held.
+// brings it into memory). Commits call prefetch without a lock, Update
+// transactions holding only writeMu (their writes wait for them anyway);
+// never with treeMu.
 //
 // The looks count nothing in the pool's statistics (Tree.LookupCached
 // with CountNone; a page held as an image is read, not promoted, by the

@@ -9,7 +9,10 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// newCountingTestPool returns a pool of 600 clean pages, some 5 times its
+// countingTestPages is the number of pages of newCountingTestPool.
+const countingTestPages = 600
+
+// newCountingTestPool returns a pool of countingTestPages clean pages, some 5 times its
 // cache: pages in frames, images and only on disk. No controller probe
 // reads the store during a test.
 func newCountingTestPool(t *testing.T) (*Pool, *pagestore.Store) {
@@ -21,7 +24,7 @@ func newCountingTestPool(t *testing.T) (*Pool, *pagestore.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	populate(t, p, 600)
+	populate(t, p, countingTestPages)
 	if err := p.FlushAll(); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +37,7 @@ func newCountingTestPool(t *testing.T) (*Pool, *pagestore.Store) {
 // After Get reads that page, GetCached finds it.
 func TestGetCachedReadsNothing(t *testing.T) {
 	p, s := newCountingTestPool(t)
-	const n = 600
+	const n = countingTestPages
 	pt := p.parts[0]
 	where := func(id PageID) pageState {
 		pt.mu.RLock()
@@ -103,7 +106,7 @@ func TestGetCachedReadsNothing(t *testing.T) {
 func TestPrefetchCountsOnce(t *testing.T) {
 	p, _ := newCountingTestPool(t)
 	var id PageID
-	for id = 0; id < 600; id++ { // a page not in memory
+	for id = 0; id < countingTestPages; id++ { // a page not in memory
 		if _, ok := p.parts[0].table.lookup(id); !ok {
 			break
 		}
@@ -158,7 +161,7 @@ func TestPrefetchCountsOnceFromAnImage(t *testing.T) {
 	pt := p.parts[0]
 	var id PageID
 	found := false
-	for i := PageID(0); i < 600 && !found; i++ {
+	for i := PageID(0); i < countingTestPages && !found; i++ {
 		if di, ok := pt.table.lookup(i); ok && pt.desc(di).state.Load() == stImage {
 			id, found = i, true
 		}
