@@ -12,9 +12,9 @@ import (
 // countingTestPages is the number of pages of newCountingTestPool.
 const countingTestPages = 600
 
-// newCountingTestPool returns a pool of countingTestPages clean pages, some 5 times its
-// cache: pages in frames, images and only on disk. No controller probe
-// reads the store during a test.
+// newCountingTestPool returns a pool of countingTestPages clean pages,
+// some 5 times its cache: pages in frames, images and only on disk. No
+// controller probe reads the store during a test.
 func newCountingTestPool(t *testing.T) (*Pool, *pagestore.Store) {
 	t.Helper()
 	s := openStore(t, vfs.NewMem(), "lz4")
