@@ -32,11 +32,10 @@ func TestControllerFastDeviceSlowCodec(t *testing.T) {
 	// the first trial, back at R 0.5 after it, or in the kept second one
 	// depends on the host's speed. On 2026-12-04 (17:35–17:45 UTC) one
 	// run failed in 3 of 9 on the code of that day (later about 2 in 3)
-	// and in 6 of 6 on the
-	// previous day's; some failing runs tried no arm at all (the climb
-	// wanting R up, so the frames arm waited). docs/BENCHMARKS.md and
-	// issue 9 track the controller's defect; the test still fails if no
-	// run takes R down.
+	// and in 6 of 6 on the previous day's; some failing runs tried no arm
+	// at all (the climb wanting R up, so the frames arm waited).
+	// docs/BENCHMARKS.md and issue 9 track the controller's defect; the
+	// test still fails if no run takes R down.
 	ds, err := Build(FastDeviceSlowCodec, 256, 1)
 	if err != nil {
 		t.Fatal(err)
