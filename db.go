@@ -506,6 +506,16 @@ func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 	}
 }
 
+// warmPage reads page id into the pool and lets it go (get).
+func (db *DB) warmPage(id btree.PageID) error {
+	pg, err := db.pool.Get(id, bufferpool.Shared)
+	if err != nil {
+		return err
+	}
+	pg.Release()
+	return nil
+}
+
 // readRounds bounds the pages a point read reads without the tree latch
 // (get): a path is at most this deep in practice.
 const readRounds = 8

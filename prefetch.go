@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/stratadb/strata/internal/btree"
-	"github.com/stratadb/strata/internal/bufferpool"
 )
 
 // Reading a batch's pages before its commit takes the writer lock.
@@ -71,12 +70,11 @@ type prefetchState struct {
 var errStopOps = errors.New("enough keys")
 
 // prefetch reads the pages b's writes will need that are not in memory.
-// It returns the number of pages it read.
-func (db *DB) prefetch(b *Batch) int {
+func (db *DB) prefetch(b *Batch) {
 	if db.pf.credit.Load() > 0 {
 		db.pf.credit.Add(-1)
 	} else if rand.Uint32()%prefetchProbe != 0 {
-		return 0
+		return
 	}
 	keys := b.prefetchKeys[:0]
 	for _, chunk := range b.ops() {
@@ -106,7 +104,6 @@ func (db *DB) prefetch(b *Batch) int {
 		db.pf.credit.Store(prefetchCredit)
 		db.st.prefetched.Add(int64(read))
 	}
-	return read
 }
 
 // prefetchRound looks up keys' paths in the current version, reads the
@@ -144,16 +141,6 @@ func (db *DB) prefetchRound(keys [][]byte) (int, [][]byte) {
 		}
 	}
 	return len(missing), rest
-}
-
-// warmPage reads page id into the pool and lets it go.
-func (db *DB) warmPage(id btree.PageID) error {
-	pg, err := db.pool.Get(id, bufferpool.Shared)
-	if err != nil {
-		return err
-	}
-	pg.Release()
-	return nil
 }
 
 func ignoreValue([]byte) {}
