@@ -423,6 +423,41 @@ func TestFramesTrialConfirmedInARow(t *testing.T) {
 	}
 }
 
+// TestFramesTrialByModel: where document 000's model says frames alone
+// win (T_decom more than twice T_disk_read at α 0.5: the NVMe + deflate-6
+// scenario), a frames trial starts although the climb wants R up, and one
+// clear win keeps it; where the model says images pay (testController's
+// costs), the same climb holds the arm back, and a first win only goes
+// back to be confirmed.
+func TestFramesTrialByModel(t *testing.T) {
+	start := time.Unix(1000, 0)
+	faster := window{cost: 150e3, n: 1300, wall: 100e6}
+	c := testController()
+	c.tDisk.v, c.tDecom.v = float64(26*time.Microsecond), float64(65*time.Microsecond)
+	if !c.framesByModel(0.5) {
+		t.Fatal("T_decom 65 µs, T_disk_read 26 µs, α 0.5: the model does not favour frames")
+	}
+	if startFramesTrial(c, 0.5, 0.01, true, copyEv, start); !c.trial.active || c.trial.arm != armFrames {
+		t.Fatal("the model favouring frames, the climb wanting R up: no frames trial")
+	}
+	if r := finishTrial(t, c, faster, start); r != c.minShare || c.trial.arms[armFrames].kept != 1 {
+		t.Fatalf("the model favouring frames, one clear win: R %.2f, kept %d; want MinShare, kept", r, c.trial.arms[armFrames].kept)
+	}
+
+	c = testController()
+	if c.framesByModel(0.5) {
+		t.Fatal("T_decom 20 µs, T_disk_read 100 µs: the model favours frames")
+	}
+	if startFramesTrial(c, 0.5, 0.01, true, copyEv, start); c.trial.active {
+		t.Fatal("the model favouring images, the climb wanting R up: a frames trial started")
+	}
+	c = testController()
+	startFramesTrial(c, 0.5, 0, false, copyEv, start)
+	if r := finishTrial(t, c, faster, start); r != 0.5 || c.trial.arms[armFrames].kept != 0 {
+		t.Fatalf("the model favouring images, one clear win: R %.2f, kept %d; want back at 0.5 to confirm", r, c.trial.arms[armFrames].kept)
+	}
+}
+
 // forceFramesTrial starts a frames trial from R from, judged against the
 // window before, in a warm pool's controller (the next adjust runs it),
 // recording what its return waits for from c.mem as considerTrial does.

@@ -42,7 +42,8 @@ import (
 // the maximum R (a climb still raising R is still finding where images
 // pay: a cold pool read uniformly, data twice the budget, had its frames
 // arm beat R 0.37 on the climb's way up to 0.95, which reads 1.3× faster
-// than frames alone; at the maximum it has found them).
+// than frames alone; at the maximum it has found them) unless document
+// 000's model says frames alone win (framesByModel).
 // When both reach their patience in the same decision and neither waits
 // out a back-off, the copy arm goes first.
 // The controller moves to the arm's setting, lets the pool settle for
@@ -65,8 +66,9 @@ import (
 // the trap copyMayPay describes in 1 of 8 cold-pool runs beside two busy
 // loops); the frames keep that would leave the pool there pushes the
 // copy arm's next trial past its hold and a back-off, so that the two do
-// not undo each other at every turn. The frames arm must also win twice
-// in a row, the second time in a trial of its own
+// not undo each other at every turn. Unless the model said frames alone
+// win when its trial started (framesByModel), the frames arm must also
+// win twice in a row, the second time in a trial of its own
 // (trialPatience decisions and a new steady window after the first,
 // which goes back as a loss does and sets the back-off without doubling
 // it, which the confirming trial alone may ignore), from about the same R
@@ -273,6 +275,9 @@ type trial struct {
 	fromFrames, fromImages, fromMisses, fromNotFrames float64
 	// stuck counts, per arm, the decisions in a row in which it may pay.
 	stuck [numArms]int
+	// byModel: the frames trial under way started where the model said
+	// frames alone win (framesByModel); one clear win keeps it.
+	byModel bool
 	// The steady window: the last trialMeasure intervals with R within
 	// steadyDrift of steadyR, once it has held for trialSettle intervals
 	// (observeSteady).
@@ -353,6 +358,24 @@ func (c *controller) copyMayPay(r, alpha float64, ev evidence, compressing bool)
 	return r < copiesFloor(alpha) && ev.cOnMiss > 0 && c.imagesPay(alpha)
 }
 
+// modelMargin: the model decides a frames trial (framesByModel) only by
+// this factor.
+const modelMargin = 1.25
+
+// framesByModel reports whether document 000's model (docs/SEEDS.md,
+// equation 9: pages re-read uniformly, tiers exclusive) says frames alone
+// beat any share of images by more than modelMargin: its T_read rises
+// with R when α × T_decom > (1 − α) × T_disk_read, the converse of
+// imagesPay, here with both costs measured. Where it does, a frames trial
+// waits for no climb that wants R up, and one clear win keeps it (see the
+// top of this file): the measurement and the model agree. Where it does
+// not (the real disk with zstd: T_disk_read 30–40 µs against T_decom
+// 10–30 µs), the frames arm must still win twice in a row.
+func (c *controller) framesByModel(alpha float64) bool {
+	return alpha > 0 && c.tDisk.valid && c.tDecom.valid &&
+		alpha*c.tDecom.v > modelMargin*(1-alpha)*c.tDisk.v
+}
+
 // imagesServe reports whether images serve enough of the accesses in ev
 // for the frames arm to change anything (imageServeShare).
 func imagesServe(ev evidence) bool {
@@ -399,7 +422,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 			// The window before the confirming trial may be the refill
 			// after the first: it must beat the first's too.
 			won = t.during.clearlyBeats(a.confirmBefore)
-		} else if won {
+		} else if won && !t.byModel {
 			// A first clear win goes back and is tried again without
 			// waiting out the back-off, which a confirmation abandoned
 			// on the way must (see the top of this file).
@@ -537,7 +560,12 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// to says nothing about frames alone (4 KiB pages, data 2–8× the
 	// memory: R held at 0.95 with images serving 10–28% of the accesses,
 	// and no frames trial).
-	raising := wantedUp && math.Min(prev, next) < 1-c.minShare-0.005
+	// Where document 000's model says frames alone win (framesByModel),
+	// the climb's wish is noise around a regime it cannot see: in the
+	// copy regime at R 0.4–0.5 its two sides stay within their noise
+	// and want R up one decision in four (document 000's NVMe +
+	// deflate-6 scenario, in which frames alone read 1.5× faster).
+	raising := wantedUp && math.Min(prev, next) < 1-c.minShare-0.005 && !c.framesByModel(alpha)
 	ok[armFrames] = imagesServe(ev) && differs && !raising
 	return ok
 }
@@ -576,6 +604,7 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 		f.confirming = false // another regime measured since the first win
 	}
 	t.active, t.arm, t.from, t.before = true, a, next, before
+	t.byModel = a == armFrames && c.framesByModel(alpha)
 	t.refillFrom(c.mem)
 	c.resetGate() // the gate's windows start with the new regime
 	t.intervals, t.during = 0, window{}
