@@ -175,7 +175,7 @@ func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool
 		// making room for its own frame) before it is promoted.
 		pt.desc(di).pins.Add(1)
 	}
-	f, slow, err := pt.allocFrame()
+	f, slow, err := pt.allocFrame(acc.cachedOnly())
 	if err == nil {
 		// allocFrame may have released mu: check nothing changed.
 		if di2, ok := pt.table.lookup(id); ok != cached || (ok && (di2 != di || pt.desc(di).state.Load() != stImage)) {
@@ -192,6 +192,9 @@ func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool
 		pt.mu.Unlock()
 		if cached {
 			pt.unpin(di)
+		}
+		if err == ErrNotCached {
+			return Page{}, false, err // a promotion that would wait for the cleaner
 		}
 		return Page{}, false, fmt.Errorf("bufferpool: page %d: %w", id, err)
 	}
@@ -381,7 +384,7 @@ func (pt *partition) newPage(id PageID) (Page, error) {
 		pt.mu.Unlock()
 		return Page{}, fmt.Errorf("bufferpool: new page %d: %w", id, errCached)
 	}
-	f, _, err := pt.allocFrame()
+	f, _, err := pt.allocFrame(false)
 	if err != nil {
 		pt.mu.Unlock()
 		return Page{}, fmt.Errorf("bufferpool: new page %d: %w", id, err)

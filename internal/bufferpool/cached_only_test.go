@@ -2,6 +2,7 @@ package bufferpool
 
 import (
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,5 +192,138 @@ func TestPrefetchCountsOnceFromAnImage(t *testing.T) {
 	pg.Release()
 	if c, want := counts(), [3]int64{c0[0], c0[1] + 1, c0[2]}; c != want {
 		t.Fatalf("Prefetch of an image and its use: hits, compressed hits, misses %v, want %v", c, want)
+	}
+}
+
+// TestGetCachedDoesNotWaitForCleaner: every frame dirty, the store's
+// writes held up: GetCached of a page held as an image, which needs a
+// frame to promote it, returns ErrNotCached at once instead of waiting for
+// the cleaner to free one (its caller may hold a lock that writers need),
+// and Get waits and succeeds once the writes go through.
+func TestGetCachedDoesNotWaitForCleaner(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "lz4")
+	t.Cleanup(func() { s.Close() })
+	h := newHookStore(s)
+	p, err := New(h, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, ControllerInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	populate(t, p, countingTestPages)
+	if err := p.FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	pt := p.parts[0]
+	var frames []PageID
+	image := PageID(0)
+	found := false
+	pt.mu.RLock()
+	for id := PageID(0); id < countingTestPages; id++ {
+		if di, ok := pt.table.lookup(id); ok {
+			switch pt.desc(di).state.Load() {
+			case stFrame:
+				frames = append(frames, id)
+			case stImage:
+				image, found = id, true
+			}
+		}
+	}
+	pt.mu.RUnlock()
+	if !found || len(frames) == 0 {
+		t.Fatalf("%d pages in frames, image found %v: want both", len(frames), found)
+	}
+	gate := make(chan struct{})
+	opened := false
+	open := func() {
+		if !opened {
+			opened = true
+			close(gate)
+		}
+	}
+	defer open()
+	hook := func(PageID) { <-gate }
+	h.writeHook.Store(&hook)
+	for _, id := range frames {
+		pg, err := p.Get(id, Exclusive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pg.MarkDirty()
+		pg.Release()
+	}
+	// New pages (dirty) until one waits for a frame: then every frame is
+	// dirty or pinned.
+	waits := p.Stats().FreeBufferWaits
+	var stop atomic.Bool
+	filled := make(chan error, 1)
+	go func() {
+		for !stop.Load() {
+			pg, err := p.NewPage()
+			if err != nil {
+				filled <- err
+				return
+			}
+			fillPage(pg.Data(), pg.ID(), 1)
+			pg.Release()
+		}
+		filled <- nil
+	}()
+	defer func() {
+		stop.Store(true)
+		open()
+		if err := <-filled; err != nil {
+			t.Errorf("new pages: %v", err)
+		}
+	}()
+	for deadline := time.Now().Add(5 * time.Second); p.Stats().FreeBufferWaits == waits; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("new dirty pages with the writes held: no free buffer wait in 5 s")
+		}
+	}
+	waits = p.Stats().FreeBufferWaits
+	// An image still in memory now (the new pages may have evicted the
+	// one found before): ErrNotCached must come from the wait, not from
+	// a page gone.
+	found = false
+	pt.mu.RLock()
+	for id := PageID(0); id < countingTestPages && !found; id++ {
+		if di, ok := pt.table.lookup(id); ok && pt.desc(di).state.Load() == stImage {
+			image, found = id, true
+		}
+	}
+	pt.mu.RUnlock()
+	if !found {
+		t.Fatal("no image left once every frame is dirty")
+	}
+	done := make(chan error, 1)
+	go func() {
+		pg, err := p.GetCached(image, Shared, true)
+		if err == nil {
+			pg.Release()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotCached) {
+			t.Fatalf("GetCached of an image, every frame dirty: %v, want ErrNotCached", err)
+		}
+	case <-time.After(5 * time.Second):
+		open()
+		t.Fatalf("GetCached of an image, every frame dirty and the writes held: still waiting after 5 s (returned %v once the writes went)", <-done)
+	}
+	if w := p.Stats().FreeBufferWaits; w != waits {
+		t.Errorf("GetCached counted %d free buffer waits", w-waits)
+	}
+	go func() {
+		pg, err := p.Get(image, Shared)
+		if err == nil {
+			pg.Release()
+		}
+		done <- err
+	}()
+	open()
+	if err := <-done; err != nil {
+		t.Fatalf("Get of the image once the writes go through: %v", err)
 	}
 }

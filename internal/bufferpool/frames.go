@@ -12,14 +12,17 @@ import (
 // releases mu and takes it again while it compresses a victim (demote.go,
 // through evictFrame and evictAt: evictFrame(true) never compresses), while
 // it yields to a goroutine still holding a freed frame's latch, and while it
-// waits for the page cleaner; the others never release it.
+// waits for the page cleaner (not with noWait); the others never release it.
 
 // allocFrame returns a free frame, latched exclusively, making room in the
 // budget if there is none: the images give way if they hold more than their
 // share, the frames otherwise (a frame is demoted to an image or dropped).
 // It may release mu meanwhile; callers check the table again afterwards.
 // slow is how long it compressed demotions and waited for the cleaner.
-func (pt *partition) allocFrame() (f int32, slow time.Duration, err error) {
+// With noWait (a cached-only access: its caller may hold a lock that
+// writers need) it returns ErrNotCached where it would wait for the
+// cleaner: every frame pinned or dirty.
+func (pt *partition) allocFrame(noWait bool) (f int32, slow time.Duration, err error) {
 	var waitStart time.Time
 	for {
 		if len(pt.freeDescs) == 0 {
@@ -63,6 +66,9 @@ func (pt *partition) allocFrame() (f int32, slow time.Duration, err error) {
 		if werr := pt.writeErr.Load(); dirty && werr != nil {
 			pt.pool.kickCleaner() // to retry the writes, at its back-off pace
 			return -1, slow + pt.noteWait(waitStart), fmt.Errorf("%w: dirty pages cannot be written back: %w", ErrNoFrame, *werr)
+		}
+		if noWait {
+			return -1, slow, ErrNotCached
 		}
 		if waitStart.IsZero() {
 			waitStart = time.Now()

@@ -250,7 +250,8 @@ func (p *Pool) Prefetch(id PageID) error {
 
 // GetCached is Get for a page in memory only: in a frame, or as an image,
 // which it promotes as Get does. A page that Get would read from the store,
-// or would wait for while another goroutine loads it, it returns
+// or would wait for while another goroutine loads it, or whose promotion
+// would wait for the page cleaner to free a frame, it returns
 // ErrNotCached for, so that a caller holding a lock can let it go before
 // it calls Get. Without count it is a look that counts nothing in the
 // statistics (a caller looking again at pages it counted already, or
