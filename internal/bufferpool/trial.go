@@ -276,7 +276,8 @@ type trial struct {
 	// stuck counts, per arm, the decisions in a row in which it may pay.
 	stuck [numArms]int
 	// byModel: the frames trial under way started where the model said
-	// frames alone win (framesByModel); one clear win keeps it.
+	// frames alone win (framesByModel); one clear win keeps it if the
+	// model still says so at its end.
 	byModel bool
 	// The steady window: the last trialMeasure intervals with R within
 	// steadyDrift of steadyR, once it has held for trialSettle intervals
@@ -358,19 +359,20 @@ func (c *controller) copyMayPay(r, alpha float64, ev evidence, compressing bool)
 	return r < copiesFloor(alpha) && ev.cOnMiss > 0 && c.imagesPay(alpha)
 }
 
-// modelMargin: the model decides a frames trial (framesByModel) only by
-// this factor.
+// modelMargin: the model favours frames alone (framesByModel) only where
+// the slope of its T_read in R exceeds its opposite by this factor.
 const modelMargin = 1.25
 
 // framesByModel reports whether document 000's model (docs/SEEDS.md,
 // equation 9: pages re-read uniformly, tiers exclusive) says frames alone
-// beat any share of images by more than modelMargin: its T_read rises
-// with R when α × T_decom > (1 − α) × T_disk_read, the converse of
-// imagesPay, here with both costs measured. Where it does, a frames trial
-// waits for no climb that wants R up, and one clear win keeps it (see the
-// top of this file): the measurement and the model agree. Where it does
-// not (the real disk with zstd: T_disk_read 30–40 µs against T_decom
-// 10–30 µs), the frames arm must still win twice in a row.
+// beat any share of images, clearly: its T_read rises with R where
+// α × T_decom > (1 − α) × T_disk_read (the converse of imagesPay), and
+// here the left side must exceed the right by modelMargin, with both costs
+// measured. Where it does, a frames trial waits for no climb that wants R
+// up, and one clear win keeps it if the model still says so on the costs
+// measured by then (the trial's own misses included; see the top of this
+// file): the measurement and the model agree. Elsewhere the frames arm
+// must win twice in a row.
 func (c *controller) framesByModel(alpha float64) bool {
 	return alpha > 0 && c.tDisk.valid && c.tDecom.valid &&
 		alpha*c.tDecom.v > modelMargin*(1-alpha)*c.tDisk.v
@@ -422,7 +424,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 			// The window before the confirming trial may be the refill
 			// after the first: it must beat the first's too.
 			won = t.during.clearlyBeats(a.confirmBefore)
-		} else if won && !t.byModel {
+		} else if won && !(t.byModel && c.framesByModel(c.alpha)) {
 			// A first clear win goes back and is tried again without
 			// waiting out the back-off, which a confirmation abandoned
 			// on the way must (see the top of this file).
@@ -562,9 +564,9 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// and no frames trial).
 	// Where document 000's model says frames alone win (framesByModel),
 	// the climb's wish is noise around a regime it cannot see: in the
-	// copy regime at R 0.4–0.5 its two sides stay within their noise
+	// copy regime at R 0.4–0.6 its two sides stay within their noise
 	// and want R up one decision in four (document 000's NVMe +
-	// deflate-6 scenario, in which frames alone read 1.5× faster).
+	// deflate-6 scenario, in which frames alone read 1.2–1.5× faster).
 	raising := wantedUp && math.Min(prev, next) < 1-c.minShare-0.005 && !c.framesByModel(alpha)
 	ok[armFrames] = imagesServe(ev) && differs && !raising
 	return ok
