@@ -20,6 +20,13 @@ func newCountingTestPool(t *testing.T) (*Pool, *pagestore.Store) {
 	t.Helper()
 	s := openStore(t, vfs.NewMem(), "lz4")
 	t.Cleanup(func() { s.Close() })
+	return newCountingTestPoolOn(t, s), s
+}
+
+// newCountingTestPoolOn is newCountingTestPool on store s (a store wrapped
+// by a test).
+func newCountingTestPoolOn(t *testing.T, s Store) *Pool {
+	t.Helper()
 	p, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, ControllerInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +36,7 @@ func newCountingTestPool(t *testing.T) (*Pool, *pagestore.Store) {
 	if err := p.FlushAll(); err != nil {
 		t.Fatal(err)
 	}
-	return p, s
+	return p
 }
 
 // TestGetCachedReadsNothing: GetCached hands out a page in a frame, and
@@ -204,15 +211,7 @@ func TestGetCachedDoesNotWaitForCleaner(t *testing.T) {
 	s := openStore(t, vfs.NewMem(), "lz4")
 	t.Cleanup(func() { s.Close() })
 	h := newHookStore(s)
-	p, err := New(h, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, ControllerInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	populate(t, p, countingTestPages)
-	if err := p.FlushAll(); err != nil {
-		t.Fatal(err)
-	}
+	p := newCountingTestPoolOn(t, h)
 	pt := p.parts[0]
 	var frames []PageID
 	image := PageID(0)
