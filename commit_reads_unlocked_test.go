@@ -120,29 +120,38 @@ func waitHeld(t *testing.T, gfs *segmentGateFS, done chan error, what string) {
 	}
 }
 
+// whileReadHeld holds gfs's gate, starts slow (named what) and waits until
+// its read waits at the gate, then checks that fast completes meanwhile
+// (failing with why if it does not in 10 s); it releases the gate and
+// returns slow's error.
+func whileReadHeld(t *testing.T, gfs *segmentGateFS, what string, slow, fast func() error, why string) error {
+	t.Helper()
+	gfs.hold()
+	slowDone := make(chan error, 1)
+	go func() { slowDone <- slow() }()
+	waitHeld(t, gfs, slowDone, what)
+	done := make(chan error, 1)
+	go func() { done <- fast() }()
+	gfs.completesWhileHeld(t, done, func() string { return why })
+	gfs.release()
+	return <-slowDone
+}
+
 // TestGetReadsWithoutTreeLatch: a point read whose leaf is not in memory
 // reads it without the tree latch (DB.get), so while that read waits on
 // the device a commit completes. It used to wait: the read held treeMu
 // shared across its disk read, and the commit needs it exclusively.
 func TestGetReadsWithoutTreeLatch(t *testing.T) {
 	db, gfs, near, far := coldTable(t)
-	gfs.hold()
-	getDone := make(chan error, 1)
-	go func() {
+	err := whileReadHeld(t, gfs, "the read of "+string(far), func() error {
 		v, err := db.Get(far)
 		if err == nil && len(v) != 80 {
 			err = fmt.Errorf("read %q", v)
 		}
-		getDone <- err
-	}()
-	waitHeld(t, gfs, getDone, "the read of "+string(far))
-	done := make(chan error, 1)
-	go func() { done <- db.Set(near, []byte("near")) }()
-	gfs.completesWhileHeld(t, done, func() string {
-		return "a commit of a cached key waited 10 s for a point read's disk read"
-	})
-	gfs.release()
-	if err := <-getDone; err != nil {
+		return err
+	}, func() error { return db.Set(near, []byte("near")) },
+		"a commit of a cached key waited 10 s for a point read's disk read")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if v, err := db.Get(near); err != nil || string(v) != "near" {
@@ -157,19 +166,11 @@ func TestGetReadsWithoutTreeLatch(t *testing.T) {
 // holds the writer lock throughout, as bbolt's do.)
 func TestUpdateReadsBeforeTreeLatch(t *testing.T) {
 	db, gfs, near, far := coldTable(t)
-	gfs.hold()
-	updErr := make(chan error, 1)
-	go func() {
-		updErr <- db.Update(func(tx *Tx) error { return tx.Set(far, []byte("far")) })
-	}()
-	waitHeld(t, gfs, updErr, "the transaction writing "+string(far))
-	done := make(chan error, 1)
-	go func() { _, err := db.Get(near); done <- err }()
-	gfs.completesWhileHeld(t, done, func() string {
-		return "a point read of a cached key waited 10 s for a transaction's disk read"
-	})
-	gfs.release()
-	if err := <-updErr; err != nil {
+	err := whileReadHeld(t, gfs, "the transaction writing "+string(far), func() error {
+		return db.Update(func(tx *Tx) error { return tx.Set(far, []byte("far")) })
+	}, func() error { _, err := db.Get(near); return err },
+		"a point read of a cached key waited 10 s for a transaction's disk read")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if v, err := db.Get(far); err != nil || string(v) != "far" {
