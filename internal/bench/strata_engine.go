@@ -324,6 +324,8 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.t_image_hit_us"] = float64(p.TImageHit.Nanoseconds()) / 1e3
 	m["pool.t_miss_us"] = float64(p.TMiss.Nanoseconds()) / 1e3
 	m["pool.model_share_r"] = p.ModelShare
+	m["pool.inner_pages"] = float64(p.InnerPages)
+	m["pool.share_ceiling"] = p.ShareCeiling
 	m["pool.model_t_read_us"] = float64(p.ModelTRead.Nanoseconds()) / 1e3
 	m["pool.resident_bytes"] = float64(p.ResidentBytes)
 	m["pool.meta_bytes"] = float64(p.MetaBytes)

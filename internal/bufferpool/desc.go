@@ -149,6 +149,9 @@ func (pt *partition) growDescs() {
 func (pt *partition) retire(di int32) {
 	d := pt.desc(di)
 	pt.table.remove(d.pageID(), di)
+	if d.inner.Swap(false) {
+		pt.innerPages.Add(-1)
+	}
 	// Failed first, pins second: unpin drops its pin first (without mu)
 	// and looks at the state second, so one of the two sees the other
 	// and the descriptor is freed exactly once.

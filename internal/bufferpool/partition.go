@@ -74,6 +74,10 @@ type partition struct {
 	// frames in use (see touchInner). Written with framesUsed under mu,
 	// read by hits without it.
 	touchGap atomic.Uint32
+	// innerPages counts the cached pages (frame or image) marked inner
+	// (Page.MarkInner): incremented by the mark, decremented by retire.
+	// The controller keeps frames for them (innerCeiling).
+	innerPages atomic.Int64
 
 	// Compressed tier (images.go): images as chains of chunks in OS pages.
 	chunks        *arena

@@ -211,7 +211,9 @@ func (pg Page) MarkInner() {
 	d := pg.part.desc(pg.d)
 	if !d.inner.Load() {
 		d.usedAt.Store(pg.part.frameEvictions.Load())
-		d.inner.Store(true)
+		if d.inner.CompareAndSwap(false, true) {
+			pg.part.innerPages.Add(1)
+		}
 	}
 }
 

@@ -80,6 +80,12 @@ type Stats struct {
 	ModelShare float64
 	ModelTRead time.Duration
 
+	// InnerPages are the cached pages marked inner (Page.MarkInner); in
+	// auto mode R stays at or below ShareCeiling, which leaves the frames
+	// 1.5× their bytes.
+	InnerPages   int64
+	ShareCeiling float64
+
 	// Memory.
 	FrameBytes, ImageBytes, MetaBytes int64 // in use
 	// ResidentBytes: frames and image pages backed by memory (free frames
@@ -153,6 +159,7 @@ func (p *Pool) Stats() Stats {
 		st.GhostHitsU += s.totalGhostU.Load()
 		st.GhostHitsC += s.totalGhostC.Load()
 		st.DirtyPages += pt.dirty.Load()
+		st.InnerPages += pt.innerPages.Load()
 		pt.mu.RLock()
 		st.FrameBytes += int64(pt.framesUsed * pt.ps)
 		st.ImageBytes += int64(pt.chunksUsed * chunkSize)
@@ -191,6 +198,7 @@ func (p *Pool) Stats() Stats {
 	st.ControllerSteps = c.adjustments
 	st.ControllerJumps = c.jumps
 	st.MissProbes = c.probe.n
+	st.ShareCeiling = c.ceiling
 	st.ControllerTrials = c.trial.tried()
 	for _, a := range c.trial.arms {
 		st.TrialsKept += a.kept

@@ -390,7 +390,7 @@ func (c *controller) share(a armKind) float64 {
 	if a == armFrames {
 		return c.minShare
 	}
-	return 1 - c.minShare
+	return c.ceiling
 }
 
 // observeTrial folds one interval's measurement into a running trial. It
@@ -567,7 +567,7 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// copy regime at R 0.4–0.6 its two sides stay within their noise
 	// and want R up one decision in four (document 000's NVMe +
 	// deflate-6 scenario, in which frames alone read 1.2–1.5× faster).
-	raising := wantedUp && math.Min(prev, next) < 1-c.minShare-0.005 && !c.framesByModel(alpha)
+	raising := wantedUp && math.Min(prev, next) < c.ceiling-0.005 && !c.framesByModel(alpha)
 	ok[armFrames] = imagesServe(ev) && differs && !raising
 	return ok
 }
