@@ -117,11 +117,11 @@ type memState struct {
 
 // controller tunes R (see the top of this file).
 type controller struct {
-	mu            sync.Mutex
-	minShare      float64
+	mu       sync.Mutex
+	minShare float64
 	// ceiling is the highest R the controller applies: 1 − MinShare, or
 	// lower where the inner pages need more frames (innerCeiling).
-	ceiling float64
+	ceiling       float64
 	step          float64
 	lastDir       int
 	tDisk, tDecom ewma
