@@ -12,7 +12,8 @@ import (
 // other regimes are out of its sight, and the controller measures them
 // instead (each an arm):
 //
-//   - The copy arm (R = 1 − MinShare, pages keep their read images). Below
+//   - The copy arm (R at the ceiling, 1 − MinShare unless the inner pages
+//     need more frames: innerCeiling; pages keep their read images). Below
 //     α/(1+α) (copiesFloor) pages keep no read image, so every image hit
 //     promotes a page and demotes another with a compression; what the
 //     copy regime above the floor would do (its image hits cost a
@@ -212,7 +213,7 @@ func (w window) clearlyBeats(before window) bool {
 type armKind int
 
 const (
-	armCopy   armKind = iota // R = 1 − MinShare: pages keep their read images
+	armCopy   armKind = iota // R at the ceiling (innerCeiling): pages keep their read images
 	armFrames                // R = MinShare, no compressing demotion: frames alone
 	numArms
 )
