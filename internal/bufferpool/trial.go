@@ -554,7 +554,9 @@ func (t *trial) end() {
 // demotions compressing (compressing) or not (see the top of this file).
 func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, compressing bool) [numArms]bool {
 	var ok [numArms]bool
-	ok[armCopy] = c.copyMayPay(math.Max(prev, next), alpha, ev, compressing)
+	// The copy regime needs room for a copy of every frame: a ceiling
+	// below the floor (inner pages taking most of the frames) leaves none.
+	ok[armCopy] = c.ceiling >= copiesFloor(alpha) && c.copyMayPay(math.Max(prev, next), alpha, ev, compressing)
 	// Frames alone must differ from where the pool is (a frames trial
 	// from frames alone would compare the regime with itself).
 	differs := compressing || math.Max(prev, next) > c.minShare+steadyDrift
