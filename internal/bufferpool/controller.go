@@ -239,6 +239,7 @@ func (c *controller) costs() (hitC, miss float64, whole bool) {
 // the page size) and the evidence (see the top of this file).
 func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) float64 {
 	c.thin, c.wantedUp = false, false
+	r = math.Min(r, c.ceiling) // a fixed R above it: what auto would want from there
 	costHitC, costMiss, _ := c.costs()
 	saveMiss := costMiss - costHitC // an image hit instead of a miss
 	tComp := c.tComp.value()
@@ -496,6 +497,12 @@ func (p *Pool) adjust() {
 	auto := !p.fixed.Load()
 	mem, images := p.memory()
 	c.ceiling = innerCeiling(c.minShare, mem)
+	if auto && p.Share() > c.ceiling {
+		// The inner pages' frames come first, whatever the interval
+		// (warm-up, a hold, a settle, a trial): R never waits for a
+		// decision to come down to the ceiling.
+		c.applyShare(p, c.ceiling)
+	}
 	if !c.warm {
 		if c.warm = c.warmedUp(r, mem, ev, p.pageSize, len(p.parts)); !c.warm {
 			return // the warm-up's evidence is not the steady state's
@@ -569,9 +576,14 @@ const innerMargin = 1.5
 // cannot see this: an inner page missing from the frames is found in the
 // images, and the few of its hits that a tenth of the budget would bring
 // back weigh as much in the ghosts as the leaves' misses a tenth more of
-// images would spare (JSON events at 8× the memory, 4 KiB pages: auto at
-// R 0.85 with 5 MiB of frames and a quarter of the inner pages' uses
-// image hits, R 0.95 with three quarters, docs/BENCHMARKS.md).
+// images would spare (JSON events at 8× the memory, 4 KiB pages: at auto's
+// R 0.85, with 5 MiB of frames, 8% of the branch pages' uses were image
+// hits, at R 0.95 26%, docs/BENCHMARKS.md).
+//
+// The count is of the inner pages cached, used lately or not: an image of
+// a branch no lookup has used for long keeps its frames reserved until it
+// is evicted. A B+tree's branches are all on the paths of uniform lookups,
+// so this overstates the need only for indexes read in a small part.
 func innerCeiling(minShare float64, mem memState) float64 {
 	top := 1 - minShare
 	if mem.avail <= 0 || mem.innerBytes <= 0 {

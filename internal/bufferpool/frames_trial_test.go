@@ -477,6 +477,7 @@ func forceFramesTrial(c *controller, from float64, before window) {
 	defer c.mu.Unlock()
 	c.warm = true
 	c.trial.active, c.trial.arm, c.trial.from, c.trial.before = true, armFrames, from, before
+	c.trial.share = c.share(armFrames)
 	// Not by the model: the tests that force a trial judge the two wins in
 	// a row, whatever their pools measure (TestFramesTrialByModel has the
 	// model's case).

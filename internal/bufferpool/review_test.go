@@ -103,7 +103,7 @@ func checkInvariants(t *testing.T, p *Pool) {
 			}
 			free[di] = true
 		}
-		var frames, images, redundant, chunks, dirty, failed int
+		var frames, images, redundant, chunks, dirty, failed, inner int
 		owned := map[int32]int32{}
 		for di := int32(0); di < int32(ndesc); di++ {
 			d := pt.desc(di)
@@ -116,6 +116,9 @@ func checkInvariants(t *testing.T, p *Pool) {
 			}
 			if d.pins.Load() != 0 && !d.flushing.Load() { // the background cleaner's pins are transient
 				t.Errorf("part %d: descriptor %d (page %d) still pinned %d", pi, di, d.pageID(), d.pins.Load())
+			}
+			if d.inner.Load() {
+				inner++
 			}
 			if d.dirty.Load() {
 				dirty++
@@ -194,6 +197,9 @@ func checkInvariants(t *testing.T, p *Pool) {
 		}
 		if resident != pt.residentFrames {
 			t.Errorf("part %d: residentFrames %d, counted %d", pi, pt.residentFrames, resident)
+		}
+		if int64(inner) != pt.innerPages.Load() {
+			t.Errorf("part %d: innerPages %d, counted %d live descriptors marked inner", pi, pt.innerPages.Load(), inner)
 		}
 		if pt.images != images || pt.redundant != redundant || pt.chunksUsed != chunks {
 			t.Errorf("part %d: images %d redundant %d chunksUsed %d, counted %d images, %d redundant, %d chunks", pi, pt.images, pt.redundant, pt.chunksUsed, images, redundant, chunks)

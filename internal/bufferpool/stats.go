@@ -82,7 +82,8 @@ type Stats struct {
 
 	// InnerPages are the cached pages marked inner (Page.MarkInner); in
 	// auto mode R stays at or below ShareCeiling, which leaves the frames
-	// 1.5× their bytes.
+	// 1.5× their bytes. In fixed mode nothing applies the ceiling, and
+	// TargetShare (what auto would want) is at most it.
 	InnerPages   int64
 	ShareCeiling float64
 

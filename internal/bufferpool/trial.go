@@ -268,6 +268,7 @@ type trial struct {
 	active    bool
 	arm       armKind // the arm under trial
 	from      float64 // R before the trial
+	share     float64 // the arm's R, fixed when the trial starts
 	before    window  // the steady window at that R
 	intervals int     // since the jump
 	during    window  // measured in the trial's window
@@ -406,11 +407,23 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	}
 	t.intervals++
 	c.settling = false // set again if this trial goes back
+	if t.share > c.ceiling+steadyDrift {
+		// The ceiling fell under the trial (more inner pages cached): its
+		// window would mix two regimes, so it ends without a verdict,
+		// its arm neither backing off nor confirming.
+		t.active = false
+		c.pend = evidence{}
+		c.lastDir, c.step, c.floorHeld = 0, 0.05, 0
+		c.resetGate()
+		t.arms[t.arm].confirming = false
+		c.settling, c.settled = true, 0
+		return math.Min(t.from, c.ceiling), true
+	}
 	if t.intervals > trialSettle {
 		t.during.add(iv)
 	}
 	if t.intervals < trialSettle+trialMeasure {
-		return c.share(t.arm), true
+		return t.share, true
 	}
 	t.active = false
 	c.pend = evidence{}
@@ -454,7 +467,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		}
 		t.framesKept = true
 	}
-	return c.share(t.arm), true
+	return t.share, true
 }
 
 // settle counts interval iv of the settle after a trial went back, given
@@ -609,13 +622,14 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 		f.confirming = false // another regime measured since the first win
 	}
 	t.active, t.arm, t.from, t.before = true, a, next, before
+	t.share = c.share(a)
 	t.byModel = a == armFrames && c.framesByModel(alpha)
 	t.refillFrom(c.mem)
 	c.resetGate() // the gate's windows start with the new regime
 	t.intervals, t.during = 0, window{}
 	t.stuck, t.steadyN = [numArms]int{}, 0
 	t.arms[a].tried++
-	return c.share(a)
+	return t.share
 }
 
 // syncCompressing switches compressing demotions off when the frames
