@@ -47,8 +47,9 @@ import (
 // halve when the direction reverses and grow by 1.25× while it holds
 // (0.5%–10%); R stays in [MinShare, 1 − MinShare], and at or below the
 // ceiling that leaves the frames room for the inner pages (innerCeiling).
-// A step starts from where the images really are when R is beyond it (a tier that does not use its share is not
-// limited by R), so R never drifts where it changes nothing. A step down
+// A step starts from where the images really are when R is beyond it (a
+// tier that does not use its share is not limited by R), so R never
+// drifts where it changes nothing. A step down
 // stops at α/(1+α) + 0.02 (copiesFloor), where the regime changes, while
 // images still pay, and crosses only after floorPatience decisions that
 // want lower; the far view below (the depth histogram, depth.go) may take
