@@ -177,6 +177,8 @@ func StatsFields(st strata.Stats) []StatsField {
 		{"compressed_share", f3(p.Share), "R, applied"},
 		{"compressed_share_target", f3(p.TargetShare), "R the controller wants"},
 		{"compressed_share_auto", p.Auto, "R tuned online"},
+		{"compressed_share_ceiling", f3(p.ShareCeiling), "highest R auto applies (frames for the inner pages)"},
+		{"inner_pages", p.InnerPages, "cached inner pages of the index"},
 		{"t_disk_read_us", us(p.TDiskRead), "T_disk_read, moving average"},
 		{"t_decom_us", us(p.TDecom), "T_decom, moving average"},
 		{"t_comp_us", us(p.TComp), "T_comp, moving average"},

@@ -122,6 +122,8 @@ var engineMetrics = []engineMetric{
 	{newDesc("pool_compressed_share", "R: the share of the cache given to compressed pages, as applied."), gauge, func(st *strata.Stats) float64 { return st.Pool.Share }},
 	{newDesc("pool_compressed_share_target", "The R the controller wants (what auto mode would choose in fixed mode)."), gauge, func(st *strata.Stats) float64 { return st.Pool.TargetShare }},
 	{newDesc("pool_compressed_share_auto", "1 if R is tuned online."), gauge, func(st *strata.Stats) float64 { return b2f(st.Pool.Auto) }},
+	{newDesc("pool_compressed_share_ceiling", "The highest R auto mode applies: it leaves the frames 1.5 times the cached inner pages."), gauge, func(st *strata.Stats) float64 { return st.Pool.ShareCeiling }},
+	{newDesc("pool_inner_pages", "Cached pages marked as the index's inner pages."), gauge, func(st *strata.Stats) float64 { return float64(st.Pool.InnerPages) }},
 	{newDesc("pool_disk_read_seconds", "T_disk_read: moving average of one page store read."), gauge, func(st *strata.Stats) float64 { return secs(st.Pool.TDiskRead) }},
 	{newDesc("pool_decompress_seconds", "T_decom: moving average of one page decompression."), gauge, func(st *strata.Stats) float64 { return secs(st.Pool.TDecom) }},
 	{newDesc("pool_compress_seconds", "T_comp: moving average of one demoted page's compression."), gauge, func(st *strata.Stats) float64 { return secs(st.Pool.TComp) }},

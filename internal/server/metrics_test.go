@@ -42,6 +42,8 @@ func TestMetrics(t *testing.T) {
 		"strata_pool_miss_ratio ",
 		"strata_pool_compressed_share ",
 		"strata_pool_compressed_share_target ",
+		"strata_pool_compressed_share_ceiling ",
+		"strata_pool_inner_pages ",
 		"strata_pool_disk_read_seconds ",
 		"strata_pool_decompress_seconds ",
 		"strata_pool_compress_seconds ",
