@@ -411,10 +411,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		// The ceiling fell under the trial (more inner pages cached): its
 		// window would mix two regimes, so it ends without a verdict,
 		// its arm neither backing off nor confirming.
-		t.active = false
-		c.pend = evidence{}
-		c.lastDir, c.step, c.floorHeld = 0, 0.05, 0
-		c.resetGate()
+		c.closeTrial()
 		t.arms[t.arm].confirming = false
 		c.settling, c.settled = true, 0
 		return math.Min(t.from, c.ceiling), true
@@ -425,10 +422,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	if t.intervals < trialSettle+trialMeasure {
 		return t.share, true
 	}
-	t.active = false
-	c.pend = evidence{}
-	c.lastDir, c.step, c.floorHeld = 0, 0.05, 0
-	c.resetGate() // the gate's windows start with the regime kept
+	c.closeTrial()
 	a := &t.arms[t.arm]
 	won := t.during.beats(t.before)
 	switch {
@@ -468,6 +462,15 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		t.framesKept = true
 	}
 	return t.share, true
+}
+
+// closeTrial ends the trial under way, verdict or not: the climb and the
+// gate start anew from the regime the pool is left in.
+func (c *controller) closeTrial() {
+	c.trial.active = false
+	c.pend = evidence{}
+	c.lastDir, c.step, c.floorHeld = 0, 0.05, 0
+	c.resetGate()
 }
 
 // settle counts interval iv of the settle after a trial went back, given
