@@ -29,6 +29,7 @@ const (
 	Zstd    ID = 2 // Zstandard (single frame, no dictionary)
 	Deflate ID = 3 // zlib stream (RFC 1950 around RFC 1951), as InnoDB uses
 	Snappy  ID = 4 // Snappy block format
+	// ZstdDict (5): Zstandard with a dictionary, dict.go.
 )
 
 // ErrCorrupt is returned (wrapped) when compressed bytes cannot be decoded
@@ -81,6 +82,8 @@ type Codec interface {
 func New(id ID, level int) (Codec, error) {
 	maxLevel := maxLevel(id)
 	switch {
+	case id == ZstdDict:
+		return nil, fmt.Errorf("%w: %s needs a dictionary: use WithDict on a zstd codec", ErrUnknown, id)
 	case maxLevel < 0:
 		return nil, errUnknownID(id)
 	case maxLevel == 0 && level != 0:
@@ -107,7 +110,7 @@ func maxLevel(id ID) int {
 		return 0
 	case LZ4, Deflate:
 		return 9
-	case Zstd:
+	case Zstd, ZstdDict:
 		return 22
 	}
 	return -1
@@ -135,6 +138,8 @@ func Decompress(id ID, dst, src []byte) error {
 		return decodeLZ4(dst, src)
 	case Zstd:
 		return decodeZstd(dst, src)
+	case ZstdDict:
+		return decodeZstdDict(dst, src)
 	case Deflate:
 		return decodeDeflate(dst, src)
 	case Snappy:

@@ -637,6 +637,20 @@ func FuzzDecompress(f *testing.F) {
 		}
 		f.Add(byte(c.ID()), img)
 	}
+	// A dictionary image: its dictionary is registered, so mutations
+	// reach the dictionary decoder.
+	d := mustDict(f, [][]byte{eventsPage(4<<10, 1), eventsPage(4<<10, 2)}, 3)
+	dc, err := WithDict(mustParse(f, "zstd-1"), d)
+	if err != nil {
+		f.Fatal(err)
+	}
+	small := make([]byte, 16<<10)
+	copy(small, eventsPage(1<<10, 4))
+	dimg, err := dc.Compress(nil, small)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(byte(ZstdDict), dimg)
 	f.Add(byte(Zstd), []byte{0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x50, 0x01, 0x00, 0x00})
 	f.Add(byte(Snappy), []byte{0x80, 0x80, 0x01, 0x00})
 	f.Add(byte(7), []byte{})

@@ -20,6 +20,8 @@ func (id ID) String() string {
 		return "deflate"
 	case Snappy:
 		return "snappy"
+	case ZstdDict:
+		return "zstd+dict"
 	}
 	return "ID(" + strconv.Itoa(int(id)) + ")"
 }
