@@ -83,7 +83,7 @@ func (pt *partition) compressDemote(di, f int32) time.Duration {
 	pt.mu.Unlock()
 	bp := pt.pool.getScratch()
 	start := time.Now()
-	img, used, err := codec.EncodePage(pt.pool.codec, (*bp)[:0], pt.frameData(f))
+	img, used, err := codec.EncodePage(pt.pool.demotionCodec(), (*bp)[:0], pt.frameData(f))
 	took := time.Since(start)
 	pt.pool.timing.comp.add(took)
 	pt.mu.Lock()

@@ -480,6 +480,22 @@ func nextCleanerBackoff(prev time.Duration) time.Duration {
 	return min(max(2*prev, 10*time.Millisecond), time.Second)
 }
 
+// dictionaryStore is a store that compresses with a dictionary when it has
+// one (pagestore.Store.WithDictionary). Write-back passes the pool's codec
+// to the store, which substitutes its dictionary's; demotions ask for it
+// here, so that an image made in memory is the one the store would write.
+type dictionaryStore interface {
+	WithDictionary(c codec.Codec) codec.Codec
+}
+
+// demotionCodec is the codec a demotion compresses with.
+func (p *Pool) demotionCodec() codec.Codec {
+	if ds, ok := p.store.(dictionaryStore); ok {
+		return ds.WithDictionary(p.codec)
+	}
+	return p.codec
+}
+
 // defaultCodec is the codec the pool compresses with when Options.Codec is
 // nil: the store's, except that zstd at its default level or below is
 // used at level 1, which on the pages of real trees compresses as well

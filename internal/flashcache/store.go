@@ -26,6 +26,9 @@ type Inner interface {
 	Release(id pagestore.PageID)
 	Sync() error
 	Stats() pagestore.Stats
+	// WithDictionary returns the codec to compress with in place of c
+	// (pagestore.Store.WithDictionary).
+	WithDictionary(c codec.Codec) codec.Codec
 }
 
 // Store wraps a page store with a flash cache.

@@ -41,6 +41,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/vfs"
@@ -121,6 +122,15 @@ func Inspect(fs vfs.FS, dir string) (*Inspection, error) {
 	for _, name := range names {
 		if n, ok := parseSegmentFileName(name); ok {
 			nums = append(nums, n)
+		}
+		if n, ok := parseDictFileName(name); ok {
+			// Register the dictionary so that its pages decode; a bad
+			// one is a finding, and its pages will fail to decode.
+			if _, err := readDictFile(fs, filepath.Join(dir, dictFileName(n))); err != nil {
+				in.note(filepath.Join(dir, name), -1, err.Error(), false)
+			}
+		} else if strings.HasPrefix(name, dictFilePrefix) && strings.HasSuffix(name, dictTmpSuffix) {
+			in.note(filepath.Join(dir, name), -1, "a dictionary being written when the store stopped; Open deletes it", true)
 		}
 		switch name {
 		case checkpointTmpName:

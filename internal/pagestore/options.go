@@ -70,6 +70,17 @@ type Options struct {
 	// rewrites the whole map (emptying the log) otherwise. Larger values
 	// write fewer map bytes and make recovery read more. Default: 1.
 	MapLogRatio float64
+	// DisableDictionary stops the store from training a compression
+	// dictionary on its first pages (dict.go) and from compressing new
+	// pages with one it has. Pages written with a dictionary stay readable.
+	DisableDictionary bool
+	// DictionarySample is how many bytes of the first pages written are
+	// sampled to train and judge a dictionary. Default:
+	// DefaultDictionarySample (1 MiB).
+	DictionarySample int
+	// DictionaryGain is the least share of space a dictionary must save on
+	// the held-out sample to be kept (0..1). Default: DefaultDictionaryGain.
+	DictionaryGain float64
 	// DisableBackground stops the background cleaner and checkpointer;
 	// Clean and Checkpoint can still be called. Tests use it for
 	// determinism.
@@ -105,6 +116,12 @@ func (o Options) withDefaults() Options {
 	if o.CheckpointBytes == 0 {
 		o.CheckpointBytes = DefaultCheckpointBytes
 	}
+	if o.DictionarySample == 0 {
+		o.DictionarySample = DefaultDictionarySample
+	}
+	if o.DictionaryGain == 0 {
+		o.DictionaryGain = DefaultDictionaryGain
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -112,6 +129,9 @@ func (o Options) withDefaults() Options {
 }
 
 func (o Options) validate() error {
+	if o.DictionaryGain < 0 || o.DictionaryGain > 1 || o.DictionarySample < 0 {
+		return fmt.Errorf("pagestore: dictionary gain %v (want 0..1) or sample %d (want ≥ 0) out of range", o.DictionaryGain, o.DictionarySample)
+	}
 	if o.PageSize != 0 {
 		if err := validatePageSize(o.PageSize); err != nil {
 			return fmt.Errorf("pagestore: %w", err)

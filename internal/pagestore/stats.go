@@ -143,6 +143,12 @@ type Stats struct {
 	CleanerPasses, SegmentsCleaned int64
 	CleanerRelocatedBytes          int64
 	Codecs                         []CodecStats // codecs used so far
+	// DictionaryID is the compression dictionary new pages are compressed
+	// with (0: none); Dictionary says what became of this run's attempt
+	// to train one ("" while sampling, else adopted/rejected and the
+	// measured gain, "disabled", or why it failed).
+	DictionaryID uint32
+	Dictionary   string
 }
 
 // MeanDiskRead is the average time of one page read from a segment file (T_disk_read).
@@ -156,7 +162,10 @@ func (st Stats) MeanDiskRead() time.Duration {
 // Stats returns a snapshot of the store's statistics.
 func (s *Store) Stats() Stats {
 	c := &s.stats
+	dictID, dictVerdict := s.Dictionary()
 	st := Stats{
+		DictionaryID:          dictID,
+		Dictionary:            dictVerdict,
 		PageSize:              s.pageSize,
 		FileBytesWritten:      c.fileBytes.Load(),
 		CallerBytesWritten:    c.callerBytes.Load(),

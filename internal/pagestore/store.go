@@ -121,6 +121,10 @@ type Store struct {
 	bgStop chan struct{}
 	bgKick chan struct{}
 	bgDone chan struct{}
+
+	// The compression dictionary (dict.go). dictMu is a leaf lock.
+	dictMu sync.Mutex
+	dict   dictState
 }
 
 // Open opens the store in dir, creating it if it does not exist, and
@@ -152,6 +156,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		bgDone: make(chan struct{}),
 	}
 	s.ioDone = sync.NewCond(&s.mu)
+	if err := s.loadDicts(); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	if err := s.recover(); err != nil {
 		s.closeFiles()
 		lock.Close()
@@ -268,6 +276,8 @@ func (s *Store) WritePageImage(id PageID, page []byte, c codec.Codec, dst []byte
 	if c == nil {
 		c = s.codec
 	}
+	c = s.WithDictionary(c)
+	s.sampleForDict(page)
 	start := time.Now()
 	img, used, err := codec.EncodePage(c, dst[:0], page)
 	if err != nil {

@@ -1,0 +1,411 @@
+package pagestore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/stratadb/strata/internal/codec"
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// Compression dictionaries.
+//
+// A store trains one Zstandard dictionary on the first pages written to
+// it, and keeps it only if it pays: compressed with it, the held-out half
+// of the sample must take at least DictionaryGain less space than without
+// (JSON documents: 1.2–1.6×; random digits: nothing, so no dictionary).
+// Once kept, the dictionary is written to its own file and synced before
+// any page is compressed with it, so that a record never names a
+// dictionary a crash could lose; every page compressed from then on, by
+// the store or by the buffer pool (WithDictionary), uses it. Pages written
+// before keep their plain images until they are rewritten.
+//
+// Dictionary file DICT-<n> (little endian), see docs/FORMAT.md:
+//
+//	0  magic   [8]byte "STRATDCT"
+//	8  version uint32  1
+//	12 length  uint32  n, the dictionary's size
+//	16 dict    [n]byte Zstandard dictionary format (its ID is in it)
+//	.. crc     uint32  CRC32C of every byte before it
+//
+// Every DICT file is registered at Open, so that pages of any of them
+// decode; the highest-numbered one compresses new pages.
+//
+// Locks: dictMu guards the sample and the training state; it is taken on
+// the write path only while a sample is being collected (dictSampling),
+// never with mu or ioMu held. The active dictionary is read through an
+// atomic pointer.
+const (
+	dictFilePrefix  = "DICT-"
+	dictTmpSuffix   = ".tmp"
+	dictHeaderSize  = 16
+	dictFileVersion = 1
+	// DefaultDictionarySample is the raw page bytes sampled to train and
+	// judge a dictionary: half train it, half measure it.
+	DefaultDictionarySample = 1 << 20
+	// DefaultDictionaryGain is the least a dictionary must save on the
+	// held-out pages to be kept.
+	DefaultDictionaryGain = 0.10
+	// dictTrainLevel is the zstd level the dictionary is judged at: the
+	// buffer pool's write-back and demotion level.
+	dictTrainLevel = 1
+)
+
+var dictMagic = [8]byte{'S', 'T', 'R', 'A', 'T', 'D', 'C', 'T'}
+
+// dictState is the store's dictionary state (Store.dict).
+type dictState struct {
+	active  atomic.Pointer[codec.Dict]
+	codecs  atomic.Pointer[map[int]codec.Codec] // by zstd level: the active dictionary's codecs
+	nextNum uint32                              // number of the next DICT file; set at Open
+
+	// Guarded by Store.dictMu.
+	sampling atomic.Bool // collecting samples; read without dictMu on the write path
+	samples  [][]byte
+	sampled  int
+	verdict  string
+}
+
+// parseDictFileName returns n for "DICT-n".
+func parseDictFileName(name string) (uint32, bool) {
+	s, ok := strings.CutPrefix(name, dictFilePrefix)
+	if !ok || strings.HasSuffix(s, dictTmpSuffix) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || n == 0 || dictFileName(uint32(n)) != name {
+		return 0, false
+	}
+	return uint32(n), true
+}
+
+func dictFileName(n uint32) string { return fmt.Sprintf("%s%06d", dictFilePrefix, n) }
+
+// encodeDictFile returns the DICT file holding raw.
+func encodeDictFile(raw []byte) []byte {
+	b := make([]byte, dictHeaderSize+len(raw)+4)
+	copy(b, dictMagic[:])
+	binary.LittleEndian.PutUint32(b[8:], dictFileVersion)
+	binary.LittleEndian.PutUint32(b[12:], uint32(len(raw)))
+	copy(b[dictHeaderSize:], raw)
+	binary.LittleEndian.PutUint32(b[dictHeaderSize+len(raw):], crc32.Checksum(b[:dictHeaderSize+len(raw)], castagnoli))
+	return b
+}
+
+// decodeDictFile returns the dictionary a DICT file holds.
+func decodeDictFile(b []byte) ([]byte, error) {
+	if len(b) < dictHeaderSize+4 {
+		return nil, errors.New("short dictionary file")
+	}
+	if [8]byte(b[:8]) != dictMagic {
+		return nil, errors.New("bad dictionary file magic")
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != dictFileVersion {
+		return nil, fmt.Errorf("dictionary file version %d, want %d", v, dictFileVersion)
+	}
+	n := binary.LittleEndian.Uint32(b[12:])
+	if n > codec.MaxDictSize || int(n) != len(b)-dictHeaderSize-4 {
+		return nil, fmt.Errorf("dictionary length %d in a file of %d bytes", n, len(b))
+	}
+	if got, want := crc32.Checksum(b[:len(b)-4], castagnoli), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
+		return nil, fmt.Errorf("dictionary file checksum %#x, want %#x", got, want)
+	}
+	return b[dictHeaderSize : len(b)-4], nil
+}
+
+// loadDicts registers the store's dictionaries (at Open, before recovery
+// reads any page) and removes a temporary file a crash left. The
+// highest-numbered dictionary becomes the active one unless dictionaries
+// are disabled; without one, sampling starts.
+func (s *Store) loadDicts() error {
+	names, err := s.fs.List(s.dir)
+	if err != nil {
+		return fmt.Errorf("pagestore: list %s: %w", s.dir, err)
+	}
+	var nums []uint32
+	for _, name := range names {
+		if strings.HasPrefix(name, dictFilePrefix) && strings.HasSuffix(name, dictTmpSuffix) {
+			_ = s.fs.Remove(filepath.Join(s.dir, name))
+			continue
+		}
+		if n, ok := parseDictFileName(name); ok {
+			nums = append(nums, n)
+		}
+	}
+	slices.Sort(nums)
+	var last *codec.Dict
+	for _, n := range nums {
+		d, err := readDictFile(s.fs, filepath.Join(s.dir, dictFileName(n)))
+		if err != nil {
+			return err
+		}
+		last = d
+		s.dict.nextNum = n + 1
+	}
+	if s.dict.nextNum == 0 {
+		s.dict.nextNum = 1
+	}
+	if s.opts.DisableDictionary {
+		s.dict.verdict = "disabled"
+		return nil
+	}
+	if last != nil {
+		return s.activateDict(last)
+	}
+	if s.codec.ID() == codec.Zstd {
+		s.dict.sampling.Store(true)
+	}
+	return nil
+}
+
+// readDictFile reads, verifies and registers one DICT file.
+func readDictFile(fs vfs.FS, name string) (*codec.Dict, error) {
+	f, err := fs.OpenFile(name, os.O_RDONLY, 0, vfs.OpenOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("pagestore: open dictionary: %w", err)
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return nil, fmt.Errorf("pagestore: dictionary %s: %w", name, err)
+	}
+	if size > dictHeaderSize+codec.MaxDictSize+4 {
+		return nil, fmt.Errorf("pagestore: dictionary %s: %w: size %d too large", name, ErrCorrupt, size)
+	}
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return nil, fmt.Errorf("pagestore: read dictionary %s: %w", name, err)
+	}
+	raw, err := decodeDictFile(b)
+	if err != nil {
+		return nil, fmt.Errorf("pagestore: dictionary %s: %w: %v", name, ErrCorrupt, err)
+	}
+	d, err := codec.RegisterDict(raw)
+	if err != nil {
+		return nil, fmt.Errorf("pagestore: dictionary %s: %w", name, err)
+	}
+	return d, nil
+}
+
+// activateDict makes d the dictionary new pages are compressed with.
+func (s *Store) activateDict(d *codec.Dict) error {
+	m := make(map[int]codec.Codec)
+	for _, level := range []int{s.codec.Level(), dictTrainLevel} {
+		if _, ok := m[level]; ok {
+			continue
+		}
+		base, err := codec.New(codec.Zstd, level)
+		if err != nil {
+			return err
+		}
+		if m[level], err = codec.WithDict(base, d); err != nil {
+			return err
+		}
+	}
+	s.dict.codecs.Store(&m)
+	s.dict.active.Store(d)
+	s.dict.sampling.Store(false)
+	return nil
+}
+
+// WithDictionary returns the codec to compress with in place of c: c with
+// the store's dictionary if the store has one and c is a Zstd codec, c
+// itself otherwise. The buffer pool compresses its demotions with it.
+func (s *Store) WithDictionary(c codec.Codec) codec.Codec {
+	if c.ID() != codec.Zstd {
+		return c
+	}
+	p := s.dict.codecs.Load()
+	if p == nil {
+		return c
+	}
+	if dc, ok := (*p)[c.Level()]; ok {
+		return dc
+	}
+	d := s.dict.active.Load()
+	dc, err := codec.WithDict(c, d)
+	if err != nil {
+		return c
+	}
+	// Levels other than the store's and the pool's are rare (tests):
+	// remember them too.
+	m := make(map[int]codec.Codec, len(*p)+1)
+	for k, v := range *p {
+		m[k] = v
+	}
+	m[c.Level()] = dc
+	s.dict.codecs.CompareAndSwap(p, &m)
+	return dc
+}
+
+// Dictionary returns the ID of the dictionary new pages are compressed
+// with (0: none) and what became of the store's attempt to train one.
+func (s *Store) Dictionary() (id uint32, verdict string) {
+	s.dictMu.Lock()
+	defer s.dictMu.Unlock()
+	if d := s.dict.active.Load(); d != nil {
+		id = d.ID()
+	}
+	return id, s.dict.verdict
+}
+
+// sampleForDict keeps a copy of page for training while the sample is not
+// full, and trains once it is, on this write. It is called on the write path;
+// it costs an atomic load once sampling is over.
+func (s *Store) sampleForDict(page []byte) {
+	if !s.dict.sampling.Load() {
+		return
+	}
+	if samples := s.addSample(page); samples != nil {
+		// Trained here, on the write that filled the sample, rather than
+		// in a goroutine: once per store, tens of milliseconds, and the
+		// store's file operations stay in a deterministic order (crash
+		// tests count them).
+		s.trainDict(samples)
+	}
+}
+
+// addSample adds a copy of page to the sample and returns the whole
+// sample, ending sampling, once it is full.
+func (s *Store) addSample(page []byte) [][]byte {
+	s.dictMu.Lock()
+	defer s.dictMu.Unlock()
+	if !s.dict.sampling.Load() {
+		return nil
+	}
+	s.dict.samples = append(s.dict.samples, slices.Clone(page))
+	s.dict.sampled += len(page)
+	if s.dict.sampled < s.opts.DictionarySample {
+		return nil
+	}
+	s.dict.sampling.Store(false)
+	samples := s.dict.samples
+	s.dict.samples = nil
+	return samples
+}
+
+// trainDict trains a dictionary on the even samples, judges it on the odd
+// ones, and keeps it if it saves at least DictionaryGain there.
+func (s *Store) trainDict(samples [][]byte) {
+	verdict, err := s.tryDict(samples)
+	if err != nil {
+		verdict = "failed: " + err.Error()
+		s.log.Warn("pagestore: dictionary not adopted", "dir", s.dir, "err", err)
+	}
+	s.dictMu.Lock()
+	s.dict.verdict = verdict
+	s.dictMu.Unlock()
+}
+
+func (s *Store) tryDict(samples [][]byte) (string, error) {
+	var train, judge [][]byte
+	for i, p := range samples {
+		if i%2 == 0 {
+			train = append(train, p)
+		} else {
+			judge = append(judge, p)
+		}
+	}
+	if len(judge) == 0 {
+		return "not enough samples", nil
+	}
+	// The seed, and so the dictionary's ID, follow from the samples: the
+	// same pages train the same dictionary, and two stores in one process
+	// with different pages draw different IDs (codec.RegisterDict).
+	h := fnv.New64a()
+	for _, p := range samples {
+		h.Write(p)
+	}
+	start := time.Now()
+	raw, err := codec.TrainDict(train, 0, 0, h.Sum64())
+	if err != nil {
+		return "", err
+	}
+	d, err := codec.RegisterDict(raw)
+	if err != nil {
+		return "", err
+	}
+	plain, err := codec.New(codec.Zstd, dictTrainLevel)
+	if err != nil {
+		return "", err
+	}
+	withDict, err := codec.WithDict(plain, d)
+	if err != nil {
+		return "", err
+	}
+	var plainBytes, dictBytes int
+	var buf []byte
+	for _, p := range judge {
+		buf, err = plain.Compress(buf, p)
+		if err != nil {
+			return "", err
+		}
+		plainBytes += min(len(buf), len(p))
+		buf, err = withDict.Compress(buf, p)
+		if err != nil {
+			return "", err
+		}
+		dictBytes += min(len(buf), len(p))
+	}
+	gain := 1 - float64(dictBytes)/float64(plainBytes)
+	verdict := fmt.Sprintf("dictionary %08x: held-out pages %d → %d bytes with it (%.1f%% smaller), trained in %v",
+		d.ID(), plainBytes, dictBytes, 100*gain, time.Since(start).Round(time.Millisecond))
+	if gain < s.opts.DictionaryGain {
+		return "rejected: " + verdict, nil
+	}
+	if err := s.installDict(raw); err != nil {
+		return "", err
+	}
+	if err := s.activateDict(d); err != nil {
+		return "", err
+	}
+	s.log.Info("pagestore: dictionary adopted", "dir", s.dir, "id", fmt.Sprintf("%08x", d.ID()), "gain", gain)
+	return "adopted: " + verdict, nil
+}
+
+// installDict writes raw as the next DICT file: a temporary file, synced,
+// renamed, and the directory synced, so that the file is durable before
+// any record names its dictionary. It fails if the store is closing.
+func (s *Store) installDict(raw []byte) error {
+	s.mu.RLock()
+	closing := s.closed || s.closing
+	s.mu.RUnlock()
+	if closing {
+		return ErrClosed
+	}
+	name := filepath.Join(s.dir, dictFileName(s.dict.nextNum))
+	tmp := name + dictTmpSuffix
+	f, err := s.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644, vfs.OpenOptions{})
+	if err != nil {
+		return fmt.Errorf("pagestore: create dictionary: %w", err)
+	}
+	if _, err := f.WriteAt(encodeDictFile(raw), 0); err != nil {
+		f.Close()
+		return fmt.Errorf("pagestore: write dictionary %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("pagestore: sync dictionary %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("pagestore: close dictionary %s: %w", tmp, err)
+	}
+	if err := s.fs.Rename(tmp, name); err != nil {
+		return fmt.Errorf("pagestore: install dictionary: %w", err)
+	}
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("pagestore: sync directory %s: %w", s.dir, err)
+	}
+	s.dict.nextNum++
+	return nil
+}
