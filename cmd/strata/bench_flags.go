@@ -25,6 +25,7 @@ type benchFlags struct {
 	share        string
 	fillFactor   int
 	directIO     bool
+	dictionary   bool
 	syncWrites   bool
 	device       string
 	flashCache   string
@@ -67,6 +68,7 @@ func (f *benchFlags) registerRunFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.share, "r", "auto", "Strata's compressed share R of the cache: auto (tuned online) or a number in [0, 1]")
 	fl.IntVar(&f.fillFactor, "fill-factor", 0, "Strata's fill factor for sequential inserts, percent (10..100; 0: Strata's default)")
 	fl.BoolVar(&f.directIO, "direct-io", true, "Strata reads and writes pages with O_DIRECT")
+	fl.BoolVar(&f.dictionary, "dictionary", true, "Strata trains a zstd dictionary on its first pages and keeps it if it pays (false: Options.DisableDictionary); loads made either way are kept apart")
 	fl.BoolVar(&f.syncWrites, "sync", false, "make each commit of the measured phase durable (fsync)")
 	fl.StringVar(&f.device, "device", "none", "simulated device latency for Strata only: none, hdd, ssd, nvme (results are labelled simulated)")
 	fl.StringVar(&f.flashCache, "flash-cache", "", "size of a Strata flash cache (second-level cache of clean pages, a file next to the data; none if empty)")
@@ -158,6 +160,7 @@ func (f *benchFlags) specTemplate() (bench.RunSpec, error) {
 			CompressedShare: share,
 			FillFactor:      f.fillFactor,
 			DirectIO:        f.directIO,
+			NoDictionary:    !f.dictionary,
 			Device:          f.device,
 			SyncWrites:      f.syncWrites,
 		},

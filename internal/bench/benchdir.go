@@ -35,6 +35,11 @@ type loadMarker struct {
 	Codec      string `json:"codec"`
 	PageSize   int    `json:"page_size"`
 	FillFactor int    `json:"fill_factor"`
+	// Dictionary is Strata's dictionary setting at load time: "trained"
+	// (a dictionary was trained on the first pages, and kept if it paid)
+	// or "off"; "" for other engines and for loads made before
+	// dictionaries, which match neither.
+	Dictionary string `json:"dictionary,omitempty"`
 
 	LogicalBytes int64   `json:"logical_bytes"`
 	LoadSeconds  float64 `json:"load_seconds"`
@@ -55,7 +60,19 @@ func markerFor(spec RunSpec) loadMarker {
 		Codec:      spec.Config.Codec,
 		PageSize:   spec.Config.PageSize,
 		FillFactor: spec.Config.FillFactor,
+		Dictionary: dictionaryMarker(spec),
 	}
+}
+
+// dictionaryMarker is loadMarker.Dictionary for spec.
+func dictionaryMarker(spec RunSpec) string {
+	switch {
+	case spec.Engine != "strata":
+		return ""
+	case spec.Config.NoDictionary:
+		return "off"
+	}
+	return "trained"
 }
 
 // sameData reports whether m describes the data spec would load.
@@ -63,7 +80,7 @@ func (m loadMarker) sameData(spec RunSpec) bool {
 	want := markerFor(spec)
 	return m.Engine == want.Engine && m.Dataset == want.Dataset && m.TableSize == want.TableSize &&
 		m.Seed == want.Seed && m.Codec == want.Codec && m.PageSize == want.PageSize &&
-		m.FillFactor == want.FillFactor && m.NextID >= uint64(m.TableSize)
+		m.FillFactor == want.FillFactor && m.Dictionary == want.Dictionary && m.NextID >= uint64(m.TableSize)
 }
 
 // reusableLoad returns the marker of dir when it holds the data spec asks

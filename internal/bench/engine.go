@@ -55,7 +55,9 @@ type Config struct {
 	CompressedShare float64 `json:"compressed_share"`
 	FillFactor      int     `json:"fill_factor,omitempty"`
 	DirectIO        bool    `json:"direct_io"`
-	Device          string  `json:"device,omitempty"`
+	// NoDictionary is Strata's Options.DisableDictionary.
+	NoDictionary bool   `json:"no_dictionary,omitempty"`
+	Device       string `json:"device,omitempty"`
 	// SyncWrites makes the measured phase's commits durable one by one
 	// (the load phase never syncs per batch).
 	SyncWrites bool `json:"sync_writes"`

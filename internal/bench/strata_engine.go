@@ -34,12 +34,13 @@ type strataEngine struct {
 
 func openStrata(cfg Config) (Engine, string, error) {
 	opts := &strata.Options{
-		CacheSize:       cfg.CacheBytes,
-		Codec:           cfg.Codec,
-		PageSize:        cfg.PageSize,
-		FillFactor:      cfg.FillFactor,
-		DisableDirectIO: !cfg.DirectIO,
-		Sync:            strata.SyncNever,
+		CacheSize:         cfg.CacheBytes,
+		Codec:             cfg.Codec,
+		PageSize:          cfg.PageSize,
+		FillFactor:        cfg.FillFactor,
+		DisableDirectIO:   !cfg.DirectIO,
+		DisableDictionary: cfg.NoDictionary,
+		Sync:              strata.SyncNever,
 	}
 	if cfg.CompressedShare < 0 {
 		opts.FixedShare = false
@@ -348,6 +349,9 @@ func storeMetrics(m map[string]float64, s, b pagestore.Stats) {
 		m["store.mean_disk_read_us"] = float64((s.DiskReadTime - b.DiskReadTime).Nanoseconds()) / float64(reads) / 1e3
 	}
 	m["store.compression_ratio"] = s.CompressionRatio
+	if s.DictionaryID != 0 {
+		m["store.dictionary"] = 1 // new pages are compressed with a dictionary
+	}
 	m["store.logical_bytes"] = float64(s.LogicalBytes) // the model's data size DS
 	m["store.stored_bytes"] = float64(s.StoredBytes)
 	m["store.physical_bytes"] = float64(s.PhysicalBytes)
