@@ -103,14 +103,15 @@ func New(id ID, level int) (Codec, error) {
 }
 
 // maxLevel returns the highest level New accepts for id: 0 if the algorithm
-// has no levels, -1 if the id is unknown.
+// has no levels, -1 if the id is unknown or, for ZstdDict, New cannot make
+// it (WithDict does).
 func maxLevel(id ID) int {
 	switch id {
 	case None, Snappy:
 		return 0
 	case LZ4, Deflate:
 		return 9
-	case Zstd, ZstdDict:
+	case Zstd:
 		return 22
 	}
 	return -1
