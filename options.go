@@ -62,11 +62,13 @@ type Options struct {
 	DisableDirectIO bool
 	// DisableDictionary stops the page store from training a Zstandard
 	// dictionary on the first 1 MiB of pages written and compressing later
-	// pages with it. By default a dictionary is trained once, when a zstd
-	// database without one has written that much, and kept only if it
-	// makes the held-out half of that sample at least 10% smaller (JSON
-	// documents: 1.2–1.6× smaller pages; sysbench's random digits: no
-	// gain, no dictionary). Pages written with one stay readable either way.
+	// pages with it. By default a zstd database without a dictionary
+	// trains one when it has written that much after Open, and keeps it
+	// (for good: a DICT file) only if it makes the held-out half of that
+	// sample at least 10% smaller (JSON documents: 1.2–1.6× smaller
+	// pages; sysbench's random digits: no gain, no dictionary, and a new
+	// attempt after the next Open). Pages written with one stay readable
+	// either way.
 	DisableDictionary bool
 	// FillFactor is how full (in percent, 10..100) sequential inserts
 	// leave B+tree pages; the free space is zero-filled so compression

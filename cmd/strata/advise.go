@@ -143,7 +143,11 @@ func writeLiveComparison(w io.Writer, cur advise.CodecResult, r *advise.Result, 
 	disk := r.DiskRead(cur)
 	hu, hc, t := advise.PredictAt(cur, p.CacheSize, r.LogicalBytes(), disk, p.Share)
 	measuredDecom := p.TDecom
-	if d, ok := p.TDecomByCodec[codec.ID(codecID(cur.Codec))]; ok {
+	id := codec.ID(codecID(cur.Codec))
+	if d, ok := p.TDecomByCodec[codec.ZstdDict]; ok && id == codec.Zstd {
+		// The store compresses with its dictionary: what its pages cost.
+		measuredDecom = d
+	} else if d, ok := p.TDecomByCodec[id]; ok {
 		measuredDecom = d
 	}
 	measuredT := time.Duration((1-p.HitRatioU)*float64(measuredDecom) + p.MissRatio*float64(p.TDiskRead))

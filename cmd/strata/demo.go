@@ -152,7 +152,8 @@ func demoOne(dir string, c codec.Codec, f demoFlags) (demoResult, error) {
 	res.st = s.Stats()
 	res.meanDiskRd = res.st.MeanDiskRead()
 	for _, cs := range res.st.Codecs {
-		if cs.Codec == c.ID() || (cs.Decompressions > 0 && res.meanDecompress == 0) {
+		dict := c.ID() == codec.Zstd && cs.Codec == codec.ZstdDict // zstd pages written with the store's dictionary
+		if cs.Codec == c.ID() || dict || (cs.Decompressions > 0 && res.meanDecompress == 0) {
 			res.meanDecompress = cs.MeanDecompress()
 		}
 	}

@@ -210,19 +210,64 @@ func DictOf(c Codec) *Dict {
 	return nil
 }
 
+// FrameDict returns the dictionary ID a zstd frame's header names (0:
+// none), or an error wrapping ErrCorrupt if src does not start with a
+// valid frame header.
+func FrameDict(src []byte) (uint32, error) {
+	var h zstd.Header
+	if err := h.Decode(src); err != nil {
+		return 0, corrupt(ZstdDict, "frame header: %v", err)
+	}
+	return h.DictionaryID, nil
+}
+
+// DictGain compresses pages at a zstd level without a dictionary and with
+// raw, an unregistered dictionary, and returns the bytes each way (a page
+// counted at most at its own size, as EncodePage would store it). The
+// encoder it makes for raw is closed before it returns: judging a
+// dictionary that is then rejected leaves nothing behind.
+func DictGain(raw []byte, level int, pages [][]byte) (plain, withDict int, err error) {
+	base, err := zstdEncoder(level)
+	if err != nil {
+		return 0, 0, err
+	}
+	enc, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false),
+		zstd.WithWindowSize(MaxPageSize),
+		zstd.WithLowerEncoderMem(true),
+		zstd.WithZeroFrames(true),
+		zstd.WithAllLitEntropyCompression(true),
+		zstd.WithEncoderDict(raw),
+	)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
+	}
+	defer enc.Close()
+	var buf []byte
+	for _, p := range pages {
+		buf = base.EncodeAll(p, buf[:0])
+		plain += min(len(buf), len(p))
+		buf = enc.EncodeAll(p, buf[:0])
+		withDict += min(len(buf), len(p))
+	}
+	return plain, withDict, nil
+}
+
 // decodeZstdDict decodes a Zstandard frame compressed with a registered
 // dictionary into dst.
 func decodeZstdDict(dst, src []byte) error {
-	var h zstd.Header
-	if err := h.Decode(src); err != nil {
-		return corrupt(ZstdDict, "frame header: %v", err)
+	id, err := FrameDict(src)
+	if err != nil {
+		return err
 	}
-	if h.DictionaryID == 0 {
+	if id == 0 {
 		return corrupt(ZstdDict, "frame names no dictionary")
 	}
-	d := lookupDict(h.DictionaryID)
+	d := lookupDict(id)
 	if d == nil {
-		return fmt.Errorf("%w: %w: %s: dictionary %08x", ErrCorrupt, ErrNoDict, ZstdDict, h.DictionaryID)
+		return fmt.Errorf("%w: %w: %s: dictionary %08x", ErrCorrupt, ErrNoDict, ZstdDict, id)
 	}
 	out, err := d.dec.DecodeAll(src, dst[:0:len(dst)])
 	if err != nil {
@@ -242,10 +287,11 @@ const (
 )
 
 // TrainDict builds a Zstandard dictionary with the given ID (nonzero; 0
-// draws one at random, above zstd's reserved range) from sample pages: a
+// draws one from seed, above zstd's reserved range) from sample pages: a
 // history of size bytes (0: DefaultDictSize) made of random 512-byte
-// snippets of the samples, and entropy tables fitted to the samples at
-// the given zstd level. The result is deterministic for a given seed.
+// snippets of the samples, and entropy tables fitted to the samples as
+// zstd's fastest level compresses them. The result is deterministic for a
+// given seed.
 func TrainDict(samples [][]byte, size int, id uint32, seed uint64) ([]byte, error) {
 	if size == 0 {
 		size = DefaultDictSize

@@ -48,7 +48,8 @@ func name(id ID, level int) string {
 // followed by "-level", as in "zstd-19", "lz4hc-9" (also "lz4-9") or
 // "deflate-6". Without a level the codec uses its default, except that
 // "lz4hc" means "lz4hc-9". Case is ignored. Parse accepts what Codec.String
-// returns.
+// returns, except for a codec with a dictionary (WithDict), which no name
+// can make.
 //
 // The level, when given, must lie in the range New accepts; in particular an
 // explicit level 0 is refused rather than read as "default", since zlib users

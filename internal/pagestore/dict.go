@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,13 +39,20 @@ import (
 //	16 dict    [n]byte Zstandard dictionary format (its ID is in it)
 //	.. crc     uint32  CRC32C of every byte before it
 //
-// Every DICT file is registered at Open, so that pages of any of them
-// decode; the highest-numbered one compresses new pages.
+// The highest-numbered DICT file compresses new pages.
 //
-// Locks: dictMu guards the sample and the training state; it is taken on
-// the write path only while a sample is being collected (dictSampling),
-// never with mu or ioMu held. The active dictionary is read through an
-// atomic pointer.
+// Every DICT file is registered with the codec package at Open (so that
+// the buffer pool and the flash cache decode its pages), and its ID is
+// recorded as the store's: a record naming any other dictionary is
+// corrupt, even if another store in the process has registered it.
+//
+// Locks: dictMu guards the sample and the verdict; it is a leaf, taken on
+// the write path only while a sample is being collected (dict.sampling).
+// installDict holds ckptMu (then mu, shared, briefly) across the DICT
+// file's I/O, so that Close, which takes ckptMu before it marks the store
+// closed, never returns while a dictionary is being written. The active
+// dictionary and the store's dictionary IDs are read through atomic
+// pointers.
 const (
 	dictFilePrefix  = "DICT-"
 	dictTmpSuffix   = ".tmp"
@@ -65,15 +73,27 @@ var dictMagic = [8]byte{'S', 'T', 'R', 'A', 'T', 'D', 'C', 'T'}
 
 // dictState is the store's dictionary state (Store.dict).
 type dictState struct {
-	active  atomic.Pointer[codec.Dict]
-	codecs  atomic.Pointer[map[int]codec.Codec] // by zstd level: the active dictionary's codecs
-	nextNum uint32                              // number of the next DICT file; set at Open
+	// cur is what new pages are compressed with; nil: no dictionary.
+	cur atomic.Pointer[dictCodecs]
+	// ids are the dictionaries of this store's DICT files, loaded or
+	// installed: a record naming another is corrupt, even if another
+	// store in the process registered that dictionary.
+	ids atomic.Pointer[map[uint32]bool]
+	// nextNum is the number of the next DICT file; set at Open, then
+	// guarded by ckptMu (installDict).
+	nextNum uint32
 
-	// Guarded by Store.dictMu.
 	sampling atomic.Bool // collecting samples; read without dictMu on the write path
-	samples  [][]byte
-	sampled  int
-	verdict  string
+	// Guarded by Store.dictMu.
+	samples map[PageID][]byte // the newest version of each page sampled
+	verdict string
+}
+
+// dictCodecs is an active dictionary and its codecs by zstd level,
+// published together.
+type dictCodecs struct {
+	dict   *codec.Dict
+	codecs map[int]codec.Codec
 }
 
 // parseDictFileName returns n for "DICT-n".
@@ -149,6 +169,7 @@ func (s *Store) loadDicts() error {
 		if err != nil {
 			return err
 		}
+		s.addDictID(d.ID())
 		last = d
 		s.dict.nextNum = n + 1
 	}
@@ -191,10 +212,38 @@ func readDictFile(fs vfs.FS, name string) (*codec.Dict, error) {
 		return nil, fmt.Errorf("pagestore: dictionary %s: %w: %v", name, ErrCorrupt, err)
 	}
 	d, err := codec.RegisterDict(raw)
+	if errors.Is(err, codec.ErrCorrupt) {
+		return nil, fmt.Errorf("pagestore: dictionary %s: %w: %v", name, ErrCorrupt, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pagestore: dictionary %s: %w", name, err)
 	}
 	return d, nil
+}
+
+// addDictID adds id to the store's dictionaries (at Open, or by
+// installDict under ckptMu: never concurrently).
+func (s *Store) addDictID(id uint32) {
+	m := map[uint32]bool{id: true}
+	if p := s.dict.ids.Load(); p != nil {
+		for k := range *p {
+			m[k] = true
+		}
+	}
+	s.dict.ids.Store(&m)
+}
+
+// checkDictRecord verifies that a ZstdDict record's payload names one of
+// the store's own dictionaries.
+func (s *Store) checkDictRecord(payload []byte) error {
+	id, err := codec.FrameDict(payload)
+	if err != nil {
+		return err
+	}
+	if p := s.dict.ids.Load(); p == nil || !(*p)[id] {
+		return fmt.Errorf("page compressed with dictionary %08x, which the store has no DICT file for", id)
+	}
+	return nil
 }
 
 // activateDict makes d the dictionary new pages are compressed with.
@@ -212,8 +261,7 @@ func (s *Store) activateDict(d *codec.Dict) error {
 			return err
 		}
 	}
-	s.dict.codecs.Store(&m)
-	s.dict.active.Store(d)
+	s.dict.cur.Store(&dictCodecs{dict: d, codecs: m})
 	s.dict.sampling.Store(false)
 	return nil
 }
@@ -225,26 +273,25 @@ func (s *Store) WithDictionary(c codec.Codec) codec.Codec {
 	if c.ID() != codec.Zstd {
 		return c
 	}
-	p := s.dict.codecs.Load()
-	if p == nil {
+	cur := s.dict.cur.Load()
+	if cur == nil {
 		return c
 	}
-	if dc, ok := (*p)[c.Level()]; ok {
+	if dc, ok := cur.codecs[c.Level()]; ok {
 		return dc
 	}
-	d := s.dict.active.Load()
-	dc, err := codec.WithDict(c, d)
+	dc, err := codec.WithDict(c, cur.dict)
 	if err != nil {
 		return c
 	}
 	// Levels other than the store's and the pool's are rare (tests):
 	// remember them too.
-	m := make(map[int]codec.Codec, len(*p)+1)
-	for k, v := range *p {
+	m := make(map[int]codec.Codec, len(cur.codecs)+1)
+	for k, v := range cur.codecs {
 		m[k] = v
 	}
 	m[c.Level()] = dc
-	s.dict.codecs.CompareAndSwap(p, &m)
+	s.dict.cur.CompareAndSwap(cur, &dictCodecs{dict: cur.dict, codecs: m})
 	return dc
 }
 
@@ -253,20 +300,20 @@ func (s *Store) WithDictionary(c codec.Codec) codec.Codec {
 func (s *Store) Dictionary() (id uint32, verdict string) {
 	s.dictMu.Lock()
 	defer s.dictMu.Unlock()
-	if d := s.dict.active.Load(); d != nil {
-		id = d.ID()
+	if cur := s.dict.cur.Load(); cur != nil {
+		id = cur.dict.ID()
 	}
 	return id, s.dict.verdict
 }
 
 // sampleForDict keeps a copy of page for training while the sample is not
-// full, and trains once it is, on this write. It is called on the write path;
-// it costs an atomic load once sampling is over.
-func (s *Store) sampleForDict(page []byte) {
+// full, and trains once it is, on this write. It is called on the write
+// path; it costs an atomic load once sampling is over.
+func (s *Store) sampleForDict(id PageID, page []byte) {
 	if !s.dict.sampling.Load() {
 		return
 	}
-	if samples := s.addSample(page); samples != nil {
+	if samples := s.addSample(id, page); samples != nil {
 		// Trained here, on the write that filled the sample, rather than
 		// in a goroutine: once per store, tens of milliseconds, and the
 		// store's file operations stay in a deterministic order (crash
@@ -275,17 +322,20 @@ func (s *Store) sampleForDict(page []byte) {
 	}
 }
 
-// addSample adds a copy of page to the sample and returns the whole
-// sample, ending sampling, once it is full.
-func (s *Store) addSample(page []byte) [][]byte {
+// addSample keeps a copy of page as page id's sample (replacing an older
+// version's) and returns the whole sample, ending sampling, once it holds
+// DictionarySample bytes of distinct pages.
+func (s *Store) addSample(id PageID, page []byte) map[PageID][]byte {
 	s.dictMu.Lock()
 	defer s.dictMu.Unlock()
 	if !s.dict.sampling.Load() {
 		return nil
 	}
-	s.dict.samples = append(s.dict.samples, slices.Clone(page))
-	s.dict.sampled += len(page)
-	if s.dict.sampled < s.opts.DictionarySample {
+	if s.dict.samples == nil {
+		s.dict.samples = make(map[PageID][]byte)
+	}
+	s.dict.samples[id] = append(s.dict.samples[id][:0], page...)
+	if len(s.dict.samples)*len(page) < s.opts.DictionarySample {
 		return nil
 	}
 	s.dict.sampling.Store(false)
@@ -296,7 +346,7 @@ func (s *Store) addSample(page []byte) [][]byte {
 
 // trainDict trains a dictionary on the even samples, judges it on the odd
 // ones, and keeps it if it saves at least DictionaryGain there.
-func (s *Store) trainDict(samples [][]byte) {
+func (s *Store) trainDict(samples map[PageID][]byte) {
 	verdict, err := s.tryDict(samples)
 	if err != nil {
 		verdict = "failed: " + err.Error()
@@ -307,23 +357,25 @@ func (s *Store) trainDict(samples [][]byte) {
 	s.dictMu.Unlock()
 }
 
-func (s *Store) tryDict(samples [][]byte) (string, error) {
+func (s *Store) tryDict(samples map[PageID][]byte) (string, error) {
+	// Pages are split by id, so no page is both trained on and judged.
+	ids := slices.Sorted(maps.Keys(samples))
 	var train, judge [][]byte
-	for i, p := range samples {
-		if i%2 == 0 {
-			train = append(train, p)
+	for _, id := range ids {
+		if id%2 == 0 {
+			train = append(train, samples[id])
 		} else {
-			judge = append(judge, p)
+			judge = append(judge, samples[id])
 		}
 	}
-	if len(judge) == 0 {
+	if len(train) == 0 || len(judge) == 0 {
 		return "not enough samples", nil
 	}
 	// The seed, and so the dictionary's ID, follow from the samples: the
 	// same pages train the same dictionary, and two stores in one process
 	// with different pages draw different IDs (codec.RegisterDict).
 	h := fnv.New64a()
-	for _, p := range samples {
+	for _, p := range train {
 		h.Write(p)
 	}
 	start := time.Now()
@@ -331,52 +383,42 @@ func (s *Store) tryDict(samples [][]byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	plainBytes, dictBytes, err := codec.DictGain(raw, dictTrainLevel, judge)
+	if err != nil {
+		return "", err
+	}
+	id, err := codec.DictID(raw)
+	if err != nil {
+		return "", err
+	}
+	gain := 1 - float64(dictBytes)/float64(plainBytes)
+	verdict := fmt.Sprintf("dictionary %08x: held-out pages %d → %d bytes with it (%.1f%% smaller), trained in %v",
+		id, plainBytes, dictBytes, 100*gain, time.Since(start).Round(time.Millisecond))
+	if gain < s.opts.DictionaryGain {
+		return "rejected: " + verdict, nil
+	}
+	// Register before the file is written (a dictionary RegisterDict
+	// refuses is never written), activate after it is durable.
 	d, err := codec.RegisterDict(raw)
 	if err != nil {
 		return "", err
 	}
-	plain, err := codec.New(codec.Zstd, dictTrainLevel)
-	if err != nil {
+	if err := s.installDict(raw, d); err != nil {
 		return "", err
 	}
-	withDict, err := codec.WithDict(plain, d)
-	if err != nil {
-		return "", err
-	}
-	var plainBytes, dictBytes int
-	var buf []byte
-	for _, p := range judge {
-		buf, err = plain.Compress(buf, p)
-		if err != nil {
-			return "", err
-		}
-		plainBytes += min(len(buf), len(p))
-		buf, err = withDict.Compress(buf, p)
-		if err != nil {
-			return "", err
-		}
-		dictBytes += min(len(buf), len(p))
-	}
-	gain := 1 - float64(dictBytes)/float64(plainBytes)
-	verdict := fmt.Sprintf("dictionary %08x: held-out pages %d → %d bytes with it (%.1f%% smaller), trained in %v",
-		d.ID(), plainBytes, dictBytes, 100*gain, time.Since(start).Round(time.Millisecond))
-	if gain < s.opts.DictionaryGain {
-		return "rejected: " + verdict, nil
-	}
-	if err := s.installDict(raw); err != nil {
-		return "", err
-	}
-	if err := s.activateDict(d); err != nil {
-		return "", err
-	}
-	s.log.Info("pagestore: dictionary adopted", "dir", s.dir, "id", fmt.Sprintf("%08x", d.ID()), "gain", gain)
+	s.log.Info("pagestore: dictionary adopted", "dir", s.dir, "id", fmt.Sprintf("%08x", id), "gain", gain)
 	return "adopted: " + verdict, nil
 }
 
 // installDict writes raw as the next DICT file: a temporary file, synced,
 // renamed, and the directory synced, so that the file is durable before
-// any record names its dictionary. It fails if the store is closing.
-func (s *Store) installDict(raw []byte) error {
+// any record names its dictionary; then it makes d the active dictionary.
+// It holds ckptMu, which Close takes before it marks the store closed, so
+// it never writes into the directory of a closed store; it fails if the
+// store is closing.
+func (s *Store) installDict(raw []byte, d *codec.Dict) error {
+	s.ckptMu.Lock()
+	defer s.ckptMu.Unlock()
 	s.mu.RLock()
 	closing := s.closed || s.closing
 	s.mu.RUnlock()
@@ -407,5 +449,6 @@ func (s *Store) installDict(raw []byte) error {
 		return fmt.Errorf("pagestore: sync directory %s: %w", s.dir, err)
 	}
 	s.dict.nextNum++
-	return nil
+	s.addDictID(d.ID())
+	return s.activateDict(d)
 }

@@ -221,6 +221,23 @@ func TestDictionaryFileDamage(t *testing.T) {
 	if _, err := Open("db", dictOptions(fs)); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("open with a damaged dictionary: err = %v, want ErrCorrupt", err)
 	}
+
+	// Without its DICT file a page compressed with the dictionary is
+	// corrupt, although the dictionary is still registered in this
+	// process.
+	if err := fs.Remove(name); err != nil {
+		t.Fatal(err)
+	}
+	o := dictOptions(fs)
+	o.DisableDictionary = true
+	s, err = Open("db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.ReadPage(79, make([]byte, testPageSize)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("page 79 without its dictionary's file: err = %v, want ErrCorrupt", err)
+	}
 }
 
 // A crash at any point of a run that trains and adopts a dictionary
@@ -252,8 +269,8 @@ func TestDictionaryCrashAtEveryOp(t *testing.T) {
 	counter := vfs.NewMem()
 	run(counter)
 	ops := counter.OpCount()
-	step := max(1, ops/60)
-	for n := 0; n < ops; n += step {
+	// Every operation: the dictionary's install is five of them.
+	for n := 0; n < ops; n++ {
 		fs := vfs.NewMem()
 		fs.CrashAfterOps(n)
 		synced := run(fs)

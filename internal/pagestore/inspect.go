@@ -126,8 +126,10 @@ func Inspect(fs vfs.FS, dir string) (*Inspection, error) {
 		if n, ok := parseDictFileName(name); ok {
 			// Register the dictionary so that its pages decode; a bad
 			// one is a finding, and its pages will fail to decode.
-			if _, err := readDictFile(fs, filepath.Join(dir, dictFileName(n))); err != nil {
+			if _, err := readDictFile(fs, filepath.Join(dir, dictFileName(n))); errors.Is(err, ErrCorrupt) {
 				in.note(filepath.Join(dir, name), -1, err.Error(), false)
+			} else if err != nil {
+				return nil, err
 			}
 		} else if strings.HasPrefix(name, dictFilePrefix) && strings.HasSuffix(name, dictTmpSuffix) {
 			in.note(filepath.Join(dir, name), -1, "a dictionary being written when the store stopped; Open deletes it", true)

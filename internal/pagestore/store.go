@@ -63,6 +63,8 @@ type Image struct {
 //	         creation of a segment file, once per segment)
 //	idMu     the page id allocator (freeIDs, isFree, nextID): Allocate takes
 //	         only this lock
+//	dictMu   the dictionary's sample and verdict (dict.go); a leaf, never
+//	         held with another lock
 type Store struct {
 	dir      string
 	opts     Options
@@ -277,7 +279,7 @@ func (s *Store) WritePageImage(id PageID, page []byte, c codec.Codec, dst []byte
 		c = s.codec
 	}
 	c = s.WithDictionary(c)
-	s.sampleForDict(page)
+	s.sampleForDict(id, page)
 	start := time.Now()
 	img, used, err := codec.EncodePage(c, dst[:0], page)
 	if err != nil {
@@ -589,6 +591,9 @@ func (s *Store) readRecord(id PageID, scratch []byte) (recordHeader, []byte, loc
 	h, payload, err := decodeRecord(rec, s.pageSize)
 	if err == nil && (h.pageID != id || h.kind != kindPage) {
 		err = fmt.Errorf("record belongs to page %d (kind %d)", h.pageID, h.kind)
+	}
+	if err == nil && h.codec == codec.ZstdDict {
+		err = s.checkDictRecord(payload)
 	}
 	if err != nil {
 		return recordHeader{}, nil, loc, fmt.Errorf("pagestore: read page %d: segment %s offset %d: %w: %v", id, seg.path, loc.off, ErrCorrupt, err)
