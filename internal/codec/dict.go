@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -225,14 +226,34 @@ func DictOf(c Codec) *Dict {
 
 // FrameDict returns the dictionary ID a zstd frame's header names (0:
 // none), or an error wrapping ErrCorrupt if src does not start with a
-// valid frame header.
+// zstd frame header. It reads the header itself (RFC 8878, 3.1.1.1):
+// zstd.Header.Decode allocates, and this runs on every read of a page
+// compressed with a dictionary.
 func FrameDict(src []byte) (uint32, error) {
-	var h zstd.Header
-	if err := h.Decode(src); err != nil {
-		return 0, corrupt(ZstdDict, "frame header: %v", err)
+	if len(src) < 5 || binary.LittleEndian.Uint32(src) != zstdFrameMagic {
+		return 0, corrupt(ZstdDict, "not a zstd frame")
 	}
-	return h.DictionaryID, nil
+	fhd := src[4]
+	if fhd&0x08 != 0 {
+		return 0, corrupt(ZstdDict, "reserved bit set in the frame header")
+	}
+	off := 5
+	if fhd&0x20 == 0 { // no single segment: a window descriptor follows
+		off++
+	}
+	n := [4]int{0, 1, 2, 4}[fhd&0x03]
+	if len(src) < off+n {
+		return 0, corrupt(ZstdDict, "frame header cut short")
+	}
+	var id uint32
+	for i := n - 1; i >= 0; i-- {
+		id = id<<8 | uint32(src[off+i])
+	}
+	return id, nil
 }
+
+// zstdFrameMagic starts every zstd frame (little endian).
+const zstdFrameMagic = 0xFD2FB528
 
 // DictGain compresses pages at a zstd level without a dictionary and with
 // raw, an unregistered dictionary, and returns the bytes each way (a page

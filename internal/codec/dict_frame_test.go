@@ -1,0 +1,71 @@
+package codec
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+func BenchmarkDictDecompress(b *testing.B) {
+	for _, size := range []int{4 << 10, 16 << 10} {
+		var train [][]byte
+		for i := range 32 {
+			train = append(train, eventsPage(size, uint64(i)))
+		}
+		d := mustDict(b, train, uint64(size))
+		c, err := WithDict(mustParse(b, "zstd-1"), d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		page := eventsPage(size, 77)
+		img, _ := c.Compress(nil, page)
+		dst := make([]byte, size)
+		b.Run(map[int]string{4096: "4KiB", 16384: "16KiB"}[size], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := Decompress(ZstdDict, dst, img); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// FrameDict agrees with the library's header decoder, on every frame the
+// tests make and on mutations of them.
+func TestFrameDictMatchesLibrary(t *testing.T) {
+	d := mustDict(t, [][]byte{eventsPage(4096, 1), eventsPage(4096, 2)}, 777)
+	dc, err := WithDict(mustParse(t, "zstd-1"), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames [][]byte
+	for _, size := range []int{0, 100, 4096, 16384} {
+		p := eventsPage(max(size, 1), 5)[:size]
+		a, _ := dc.Compress(nil, p)
+		b, _ := mustParse(t, "zstd").Compress(nil, p)
+		frames = append(frames, a, b)
+	}
+	for _, f := range frames {
+		for i := range min(len(f), 12) {
+			for bit := range 8 {
+				g := bytes.Clone(f)
+				g[i] ^= 1 << bit
+				frames = append(frames, g)
+			}
+		}
+	}
+	for _, f := range frames {
+		var h zstd.Header
+		herr := h.Decode(f)
+		id, err := FrameDict(f)
+		if herr == nil && (err != nil || id != h.DictionaryID) {
+			t.Fatalf("frame % x: FrameDict %08x, %v; library %08x", f[:min(len(f), 12)], id, err, h.DictionaryID)
+		}
+	}
+	img, _ := dc.Compress(nil, eventsPage(4096, 3))
+	if a := testing.AllocsPerRun(100, func() { FrameDict(img) }); a != 0 {
+		t.Errorf("FrameDict: %.0f allocations", a)
+	}
+}
