@@ -60,6 +60,9 @@ type DB struct {
 	store *pagestore.Store
 	pool  *bufferpool.Pool
 	flash *flashcache.Cache // nil without Options.FlashCache (flash.go)
+	// dictCharged is the part of CacheSize given to the page store's
+	// dictionary instead of the pool (open).
+	dictCharged int64
 	// flashState is the state the flash cache closes in: the final
 	// checkpoint's, set by Close once it is written (zero: unknown).
 	flashState flashcache.DBState
@@ -238,7 +241,15 @@ func (db *DB) open() error {
 	if err := db.openFlash(); err != nil {
 		return err
 	}
-	pool, err := bufferpool.New(db.poolStore(), db.opts.poolOptionsFor(db.store.PageSize()))
+	po := db.opts.poolOptionsFor(db.store.PageSize())
+	// The dictionary's codec state is charged to the cache, as the flash
+	// cache's index is: the process stays within CacheSize plus the same
+	// overhead with a dictionary or without. At most a quarter of the
+	// cache; a dictionary adopted later in this run is charged from the
+	// next Open on.
+	db.dictCharged = min(db.store.DictionaryMemory(), po.CacheSize/4)
+	po.CacheSize -= db.dictCharged
+	pool, err := bufferpool.New(db.poolStore(), po)
 	if err != nil {
 		return fmt.Errorf("strata: %w", err)
 	}

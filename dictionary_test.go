@@ -69,8 +69,13 @@ func TestDictionaryShrinksJSONDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if id := db.Stats().Store.DictionaryID; id != with.Store.DictionaryID {
+	st := db.Stats()
+	if id := st.Store.DictionaryID; id != with.Store.DictionaryID {
 		t.Fatalf("after reopening: dictionary %08x, want %08x", id, with.Store.DictionaryID)
+	}
+	// The dictionary's codec state is charged to the cache.
+	if c := opts(false).CacheSize; st.DictionaryMemory <= 0 || st.Pool.CacheSize != c-st.DictionaryMemory {
+		t.Fatalf("after reopening: dictionary memory %d, pool cache %d of %d", st.DictionaryMemory, st.Pool.CacheSize, c)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
 	var v []byte

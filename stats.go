@@ -47,9 +47,14 @@ type Stats struct {
 	// someone else by then): pages their writes needed
 	// (docs/ARCHITECTURE.md, "Commits read before they lock").
 	PrefetchedPages int64
-	Store           pagestore.Stats
-	Pool            bufferpool.Stats
-	WAL             wal.Stats
+	// DictionaryMemory is the part of Options.CacheSize charged to the
+	// page store's compression dictionary (its encoders and decoders,
+	// codec.DictMemory) instead of the buffer pool: 0 without one, or if
+	// it was adopted after this Open.
+	DictionaryMemory int64
+	Store            pagestore.Stats
+	Pool             bufferpool.Stats
+	WAL              wal.Stats
 	// FlashCache is the flash cache's (Options.FlashCache; zero without
 	// one): hits, misses, admissions and drops, bytes written, evictions,
 	// stale rejects, errors, rebuild time.
@@ -74,6 +79,7 @@ func (db *DB) Stats() Stats {
 		DeferredFrees:        db.st.deferredFrees.Load(),
 		OrphansFreed:         db.st.orphansFreed.Load(),
 		PrefetchedPages:      db.st.prefetched.Load(),
+		DictionaryMemory:     db.dictCharged,
 	}
 	db.mu.RLock()
 	st.TxID = db.txid

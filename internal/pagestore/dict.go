@@ -295,6 +295,15 @@ func (s *Store) WithDictionary(c codec.Codec) codec.Codec {
 	return dc
 }
 
+// DictionaryMemory is the heap the store's dictionary costs
+// (codec.DictMemory), 0 without one.
+func (s *Store) DictionaryMemory() int64 {
+	if s.dict.cur.Load() == nil {
+		return 0
+	}
+	return codec.DictMemory()
+}
+
 // Dictionary returns the ID of the dictionary new pages are compressed
 // with (0: none) and what became of the store's attempt to train one.
 func (s *Store) Dictionary() (id uint32, verdict string) {
