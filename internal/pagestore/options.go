@@ -79,7 +79,9 @@ type Options struct {
 	// DefaultDictionarySample (1 MiB).
 	DictionarySample int
 	// DictionaryGain is the least share of space a dictionary must save on
-	// the held-out sample to be kept (0..1). Default: DefaultDictionaryGain.
+	// the held-out sample to be kept (0..1). 0 means the default,
+	// DefaultDictionaryGain; to keep any dictionary that saves anything,
+	// give a tiny positive value.
 	DictionaryGain float64
 	// DisableBackground stops the background cleaner and checkpointer;
 	// Clean and Checkpoint can still be called. Tests use it for
