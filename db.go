@@ -20,6 +20,7 @@
 package strata
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -243,12 +244,18 @@ func (db *DB) open() error {
 	}
 	po := db.opts.poolOptionsFor(db.store.PageSize())
 	// The dictionary's codec state is charged to the cache, as the flash
-	// cache's index is: the process stays within CacheSize plus the same
-	// overhead with a dictionary or without. At most a quarter of the
-	// cache; a dictionary adopted later in this run is charged from the
-	// next Open on.
-	db.dictCharged = min(db.store.DictionaryMemory(), po.CacheSize/4)
-	po.CacheSize -= db.dictCharged
+	// cache's index is (docs/ARCHITECTURE.md, "A dictionary trained on
+	// the first pages": at most a quarter of the cache, never below the
+	// pool's minimum; a dictionary adopted later in this run is charged
+	// from the next Open on).
+	poolCodec := cmp.Or(po.Codec, bufferpool.DefaultCodec(db.store.Codec()))
+	if charge := min(db.store.DictionaryMemory(poolCodec), po.CacheSize/4); charge > 0 {
+		reduced := po
+		reduced.CacheSize -= charge
+		if reduced.Validate(db.store.PageSize()) == nil {
+			po, db.dictCharged = reduced, charge
+		}
+	}
 	pool, err := bufferpool.New(db.poolStore(), po)
 	if err != nil {
 		return fmt.Errorf("strata: %w", err)

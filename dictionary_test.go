@@ -46,7 +46,7 @@ func dictLoad(t *testing.T, dir string, n int, opts *Options) Stats {
 func TestDictionaryShrinksJSONDatabase(t *testing.T) {
 	const rows = 8000 // ~7 MB logical
 	opts := func(disable bool) *Options {
-		return &Options{PageSize: 4 << 10, CacheSize: 2 << 20, Sync: SyncNever, DisableDictionary: disable}
+		return &Options{PageSize: 4 << 10, CacheSize: 2 << 20, Partitions: 2, Sync: SyncNever, DisableDictionary: disable}
 	}
 	withDir, withoutDir := t.TempDir(), t.TempDir()
 	with := dictLoad(t, withDir, rows, opts(false))

@@ -49,8 +49,11 @@ type Options struct {
 	// Codec compresses pages: "none", "lz4", "lz4hc-N", "zstd", "zstd-N",
 	// "deflate", "deflate-N", "snappy". Default "zstd" (level 3).
 	Codec string
-	// CacheSize is the buffer pool's memory budget in bytes (frames,
-	// compressed pages and metadata together). Default 64 MiB.
+	// CacheSize is the memory budget in bytes of the buffer pool (frames,
+	// compressed pages and metadata together), out of which the flash
+	// cache's index and a compression dictionary's codec state are taken
+	// first (Stats.FlashCache.MemoryBytes, Stats.DictionaryMemory).
+	// Default 64 MiB.
 	CacheSize int64
 	// CompressedShare fixes R, the share of the cache holding compressed
 	// pages, when FixedShare is set; otherwise R is tuned online starting

@@ -25,7 +25,9 @@ func newBenchCommand() *cobra.Command {
 		Long: `bench loads a data set into each engine and runs a workload on it, each
 engine in its own child process with the same cache budget, the same memory
 limit (a cgroup, which charges the OS page cache the process fills too, when
-the host has a writable memory controller) and the same GOMEMLIMIT, the OS
+the host has a writable memory controller) and the same GOMEMLIMIT (Strata
+raises its own by what its database charges to a compression dictionary
+out of its cache, see docs/ARCHITECTURE.md), the OS
 page cache dropped between load and run when permitted (root). It prints a
 table per workload: throughput, latency percentiles, load time, size on
 disk, device I/O per transaction, write amplification and peak memory.

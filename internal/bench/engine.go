@@ -40,6 +40,15 @@ type Engine interface {
 	Close() error
 }
 
+// Reopener is an engine whose measured phase must run in a fresh open
+// after a fresh load: ReopenAfterLoad, called after the load's Flush, says
+// whether the load left it configured otherwise than a later open of the
+// same data would be (Strata: a dictionary adopted during the load is
+// charged to the cache only from the next open).
+type Reopener interface {
+	ReopenAfterLoad() bool
+}
+
 // Config is what every engine is opened with. Engines ignore the knobs
 // they do not have and say so in Describe.
 type Config struct {

@@ -96,6 +96,20 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 		if err := writeLoadMarker(dir, marker); err != nil {
 			return nil, err
 		}
+		if r, ok := eng.(Reopener); ok && r.ReopenAfterLoad() {
+			closed = true
+			if err := eng.Close(); err != nil {
+				return nil, fmt.Errorf("bench: close %s after the load: %w", spec.Engine, err)
+			}
+			if eng, res.Describe, err = p.factory(cfg); err != nil {
+				return nil, fmt.Errorf("bench: reopen %s after the load: %w", spec.Engine, err)
+			}
+			closed = false
+			res.Notes = append(res.Notes, "reopened after the load, as a run on reused data would be (the engine asked: ReopenAfterLoad)")
+			if n, ok := eng.(Noter); ok {
+				res.Notes = append(res.Notes, n.Notes()...)
+			}
+		}
 	}
 	if res.DiskBytes, err = dirSize(cfg.Dir); err != nil {
 		return nil, err

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime/debug"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -83,6 +83,13 @@ func openStrata(cfg Config) (Engine, string, error) {
 	e := &strataEngine{db: db, notes: notes}
 	e.batches.New = func() any { return db.NewBatch() }
 	return e, e.describe(cfg, device), nil
+}
+
+// ReopenAfterLoad implements Reopener: a dictionary adopted during the
+// load is charged to the cache only from the next open.
+func (e *strataEngine) ReopenAfterLoad() bool {
+	st := e.db.Stats()
+	return st.Store.DictionaryID != 0 && st.DictionaryMemory == 0
 }
 
 // describe states the effective configuration: defaults resolved, and

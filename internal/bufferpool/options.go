@@ -62,7 +62,7 @@ type Options struct {
 	// demoted to the compressed tier that have no image, and pages written
 	// back (when the store can write a given codec, as the page store
 	// can). Any codec reads back alike. Default: the store's codec, or
-	// zstd-1 for zstd at levels 1-3 (see defaultCodec).
+	// zstd-1 for zstd at levels 1-3 (see DefaultCodec).
 	Codec codec.Codec
 	// Logger receives rare events. Default: discard.
 	Logger *slog.Logger

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -44,14 +45,21 @@ var ErrNoDict = errors.New("codec: dictionary not loaded")
 const MaxDictSize = 1 << 20
 
 // DictMemory estimates the heap a registered dictionary costs once it is
-// used, beside the plain codecs' own: its decoder (one per P, about 0.3
-// MiB each) and its zstd-1 encoder (one per P, about 0.8 MiB each: a
-// history of dictWindow plus a block, the match table, and the table
-// indexed from the dictionary), plus the dictionary's tables. Measured with
-// runtime.MemStats on two Ps: 2.3 MiB. A zstd-3 encoder with the dictionary
-// would cost more; the engine compresses with zstd-1.
-func DictMemory() int64 {
-	return int64(runtime.GOMAXPROCS(0))*(1<<20+128<<10) + 128<<10
+// used, beside the plain codecs' own, when pages are compressed with it at
+// a zstd level (0: 3): its decoder (one per P, about 0.3 MiB each) and its
+// encoder (one per P: a history of dictWindow plus a block, the match
+// tables and their copies indexed from the dictionary: about 0.8 MiB at
+// levels 1-2, 2.8 MiB at 3-5, more above), plus the dictionary's tables.
+// Measured with runtime.MemStats on two Ps at level 1: 2.3 MiB.
+func DictMemory(level int) int64 {
+	enc := int64(800 << 10)
+	switch l := zstd.EncoderLevelFromZstd(cmp.Or(level, 3)); {
+	case l >= zstd.SpeedBetterCompression:
+		enc = 8 << 20
+	case l >= zstd.SpeedDefault:
+		enc = 2800 << 10
+	}
+	return int64(runtime.GOMAXPROCS(0))*(300<<10+enc) + 128<<10
 }
 
 // dictWindow is the window of encoders with a dictionary. An encoder keeps
@@ -61,8 +69,9 @@ func DictMemory() int64 {
 // page needs), that was 3.4 MiB of heap at zstd-1 on two Ps, enough to
 // make the collector run all the time in a process whose heap is held
 // near GOMEMLIMIT. 128 KiB reaches the whole of a 64 KiB dictionary from
-// any page of the page store (≤ 64 KiB); larger pages still compress,
-// with only the nearer part of the dictionary in reach.
+// any page of the page store (≤ 64 KiB: a frame of one page is a single
+// segment, its window the page); a larger page still compresses, but only
+// its first 128 KiB can use the dictionary.
 const dictWindow = 128 << 10
 
 // Dict is a registered Zstandard dictionary. It is safe for concurrent use.
@@ -309,6 +318,12 @@ func decodeZstdDict(dst, src []byte) error {
 		return err
 	}
 	if id == 0 {
+		// An encoder with a dictionary names none in the frame it makes
+		// of an empty page (zstd.WithZeroFrames); any other frame
+		// without one was not made by a dictionary codec.
+		if len(dst) == 0 {
+			return decodeZstd(dst, src)
+		}
 		return corrupt(ZstdDict, "frame names no dictionary")
 	}
 	d := lookupDict(id)

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -67,5 +68,25 @@ func TestFrameDictMatchesLibrary(t *testing.T) {
 	img, _ := dc.Compress(nil, eventsPage(4096, 3))
 	if a := testing.AllocsPerRun(100, func() { FrameDict(img) }); a != 0 {
 		t.Errorf("FrameDict: %.0f allocations", a)
+	}
+}
+
+// An empty page compressed with a dictionary decodes back: the encoder
+// names no dictionary in the frame of an empty input.
+func TestDictEmptyPage(t *testing.T) {
+	d := mustDict(t, [][]byte{eventsPage(4096, 8), eventsPage(4096, 9)}, 4242)
+	dc, err := WithDict(mustParse(t, "zstd-1"), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := dc.Compress(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Decompress(ZstdDict, []byte{}, img); err != nil {
+		t.Fatalf("empty page: %v", err)
+	}
+	if err := Decompress(ZstdDict, make([]byte, 16), img); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("empty frame for a 16-byte page: err = %v, want ErrCorrupt", err)
 	}
 }

@@ -180,7 +180,7 @@ func (s *Store) loadDicts() error {
 		s.dict.verdict = "disabled"
 		return nil
 	}
-	if last != nil {
+	if last != nil && s.codec.ID() == codec.Zstd {
 		return s.activateDict(last)
 	}
 	if s.codec.ID() == codec.Zstd {
@@ -295,13 +295,13 @@ func (s *Store) WithDictionary(c codec.Codec) codec.Codec {
 	return dc
 }
 
-// DictionaryMemory is the heap the store's dictionary costs
-// (codec.DictMemory), 0 without one.
-func (s *Store) DictionaryMemory() int64 {
+// DictionaryMemory is the heap the store's dictionary costs when the
+// buffer pool compresses with c (codec.DictMemory), 0 without one.
+func (s *Store) DictionaryMemory(c codec.Codec) int64 {
 	if s.dict.cur.Load() == nil {
 		return 0
 	}
-	return codec.DictMemory()
+	return codec.DictMemory(c.Level())
 }
 
 // Dictionary returns the ID of the dictionary new pages are compressed

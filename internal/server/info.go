@@ -204,6 +204,7 @@ func StatsFields(st strata.Stats) []StatsField {
 		{"garbage_bytes", s.GarbageBytes, "reclaimable by the cleaner"},
 		{"segments", s.Segments, ""},
 		{"compression_ratio", f3(s.CompressionRatio), "logical / stored"},
+		{"dictionary", fmt.Sprintf("%08x", s.DictionaryID), "zstd dictionary new pages are compressed with (00000000: none)"},
 		{"space_amplification", f3(s.SpaceAmplification), "physical / live records"},
 		{"write_amplification", f3(s.WriteAmplification), "file bytes / page bytes written"},
 		{"store_disk_reads", s.DiskReads, ""},

@@ -152,6 +152,7 @@ var engineMetrics = []engineMetric{
 	{newDesc("store_garbage_bytes", "Segment bytes not holding a live record."), gauge, func(st *strata.Stats) float64 { return float64(st.Store.GarbageBytes) }},
 	{newDesc("store_segments", "Segment files."), gauge, func(st *strata.Stats) float64 { return float64(st.Store.Segments) }},
 	{newDesc("store_compression_ratio", "r = logical bytes / stored bytes."), gauge, func(st *strata.Stats) float64 { return st.Store.CompressionRatio }},
+	{newDesc("store_dictionary_memory_bytes", "Part of the cache size charged to the compression dictionary's codec state (0: none)."), gauge, func(st *strata.Stats) float64 { return float64(st.DictionaryMemory) }},
 	{newDesc("store_space_amplification", "Physical bytes / live record bytes."), gauge, func(st *strata.Stats) float64 { return st.Store.SpaceAmplification }},
 	{newDesc("store_write_amplification", "File bytes written / page bytes written by callers."), gauge, func(st *strata.Stats) float64 { return st.Store.WriteAmplification }},
 	{newDesc("store_disk_reads_total", "Page reads that went to a segment file."), counter, func(st *strata.Stats) float64 { return float64(st.Store.DiskReads) }},
