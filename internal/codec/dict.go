@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -276,15 +277,40 @@ func FrameDict(src []byte) (uint32, error) {
 // zstdFrameMagic starts every zstd frame (little endian).
 const zstdFrameMagic = 0xFD2FB528
 
+// DictTrial is what a dictionary does to a sample of pages (DictGain).
+type DictTrial struct {
+	// PlainBytes and DictBytes are the pages' compressed sizes without
+	// and with the dictionary (a page counted at most at its own size, as
+	// EncodePage would store it).
+	PlainBytes, DictBytes int
+	// PlainDecode and DictDecode are the time to decode them all, the
+	// least of three rounds.
+	PlainDecode, DictDecode time.Duration
+}
+
+// SizeRatio is PlainBytes / DictBytes: how much more of such pages a
+// cache of compressed pages holds with the dictionary.
+func (t DictTrial) SizeRatio() float64 { return float64(t.PlainBytes) / float64(max(t.DictBytes, 1)) }
+
+// DecodeRatio is DictDecode / PlainDecode: how much more a hit on such a
+// page costs with the dictionary.
+func (t DictTrial) DecodeRatio() float64 {
+	return float64(t.DictDecode) / float64(max(t.PlainDecode, 1))
+}
+
 // DictGain compresses pages at a zstd level without a dictionary and with
-// raw, an unregistered dictionary, and returns the bytes each way (a page
-// counted at most at its own size, as EncodePage would store it). The
-// encoder it makes for raw is closed before it returns: judging a
-// dictionary that is then rejected leaves nothing behind.
-func DictGain(raw []byte, level int, pages [][]byte) (plain, withDict int, err error) {
+// raw, an unregistered dictionary, and decodes them back both ways. The
+// encoder and decoder it makes for raw are closed before it returns:
+// judging a dictionary that is then rejected leaves nothing behind.
+func DictGain(raw []byte, level int, pages [][]byte) (DictTrial, error) {
+	var t DictTrial
 	base, err := zstdEncoder(level)
 	if err != nil {
-		return 0, 0, err
+		return t, err
+	}
+	plainDec, err := zstdDecoder()
+	if err != nil {
+		return t, err
 	}
 	enc, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
@@ -297,17 +323,56 @@ func DictGain(raw []byte, level int, pages [][]byte) (plain, withDict int, err e
 		zstd.WithEncoderDict(raw),
 	)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
+		return t, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
 	}
 	defer enc.Close()
-	var buf []byte
-	for _, p := range pages {
-		buf = base.EncodeAll(p, buf[:0])
-		plain += min(len(buf), len(p))
-		buf = enc.EncodeAll(p, buf[:0])
-		withDict += min(len(buf), len(p))
+	dec, err := zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxMemory(MaxPageSize),
+		zstd.WithDecodeAllCapLimit(true),
+		zstd.WithDecoderDicts(raw),
+	)
+	if err != nil {
+		return t, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
 	}
-	return plain, withDict, nil
+	defer dec.Close()
+	plainImgs := make([][]byte, len(pages))
+	dictImgs := make([][]byte, len(pages))
+	for i, p := range pages {
+		plainImgs[i] = base.EncodeAll(p, nil)
+		t.PlainBytes += min(len(plainImgs[i]), len(p))
+		dictImgs[i] = enc.EncodeAll(p, nil)
+		t.DictBytes += min(len(dictImgs[i]), len(p))
+	}
+	// Decode times: rounds alternate the two ways, so that a slow moment
+	// of a shared host falls on both; the least round of each counts.
+	decodeAll := func(d *zstd.Decoder, imgs [][]byte) (time.Duration, error) {
+		start := time.Now()
+		for i, img := range imgs {
+			dst := make([]byte, 0, len(pages[i]))
+			if _, err := d.DecodeAll(img, dst); err != nil {
+				return 0, corrupt(ZstdDict, "trial decode: %v", err)
+			}
+		}
+		return time.Since(start), nil
+	}
+	for round := range 3 {
+		p, err := decodeAll(plainDec, plainImgs)
+		if err != nil {
+			return t, err
+		}
+		d, err := decodeAll(dec, dictImgs)
+		if err != nil {
+			return t, err
+		}
+		if round == 0 || p < t.PlainDecode {
+			t.PlainDecode = p
+		}
+		if round == 0 || d < t.DictDecode {
+			t.DictDecode = d
+		}
+	}
+	return t, nil
 }
 
 // decodeZstdDict decodes a Zstandard frame compressed with a registered

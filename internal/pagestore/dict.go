@@ -392,7 +392,7 @@ func (s *Store) tryDict(samples map[PageID][]byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	plainBytes, dictBytes, err := codec.DictGain(raw, dictTrainLevel, judge)
+	trial, err := codec.DictGain(raw, dictTrainLevel, judge)
 	if err != nil {
 		return "", err
 	}
@@ -400,11 +400,10 @@ func (s *Store) tryDict(samples map[PageID][]byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	gain := 1 - float64(dictBytes)/float64(plainBytes)
-	verdict := fmt.Sprintf("dictionary %08x: held-out pages %d → %d bytes with it (%.1f%% smaller), trained in %v",
-		id, plainBytes, dictBytes, 100*gain, time.Since(start).Round(time.Millisecond))
-	if gain < s.opts.DictionaryGain {
-		return "rejected: " + verdict, nil
+	verdict := fmt.Sprintf("dictionary %08x: held-out pages %d → %d bytes with it (%.1f%% smaller, %.2f× as many in a cache), decoded in %.2f× the time; trained and judged in %v",
+		id, trial.PlainBytes, trial.DictBytes, 100*(1-1/trial.SizeRatio()), trial.SizeRatio(), trial.DecodeRatio(), time.Since(start).Round(time.Millisecond))
+	if reason := rejectDict(trial, s.opts.DictionaryGain); reason != "" {
+		return "rejected (" + reason + "): " + verdict, nil
 	}
 	// Register before the file is written (a dictionary RegisterDict
 	// refuses is never written), activate after it is durable.
@@ -415,8 +414,27 @@ func (s *Store) tryDict(samples map[PageID][]byte) (string, error) {
 	if err := s.installDict(raw, d); err != nil {
 		return "", err
 	}
-	s.log.Info("pagestore: dictionary adopted", "dir", s.dir, "id", fmt.Sprintf("%08x", id), "gain", gain)
+	s.log.Info("pagestore: dictionary adopted", "dir", s.dir, "id", fmt.Sprintf("%08x", id), "size_ratio", trial.SizeRatio(), "decode_ratio", trial.DecodeRatio())
 	return "adopted: " + verdict, nil
+}
+
+// rejectDict says why a dictionary with this trial is not worth keeping,
+// or "" if it is: it must save at least minGain of the space, and make the
+// pages smaller by more than it makes their decoding slower. Decoding with
+// a dictionary runs zstd's Go sequence executor, not its assembly one,
+// which costs more the larger the page: JSON events at 16 KiB came out
+// 1.23× smaller but took 1.6× the time to decode, and measured slower with
+// the dictionary at 1–2× the memory and no faster at 4–8× (docs/BENCHMARKS.md,
+// "Zstandard dictionaries"); at 4 KiB, 1.55× smaller for 1.2× the time,
+// and faster from 1.5× the memory on.
+func rejectDict(t codec.DictTrial, minGain float64) string {
+	switch {
+	case 1-1/t.SizeRatio() < minGain:
+		return "too little gain"
+	case t.SizeRatio() < t.DecodeRatio():
+		return "decoding costs more than the space saves"
+	}
+	return ""
 }
 
 // installDict writes raw as the next DICT file: a temporary file, synced,
