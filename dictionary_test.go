@@ -6,24 +6,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-)
 
-// dictDoc appends a GitHub-event-like JSON document (as the bench's events
-// data set makes): user and repository names drawn from pools of a few
-// hundred, so that they repeat across pages but rarely within one; what a
-// dictionary pays for.
-func dictDoc(dst []byte, rng *rand.Rand, i int) []byte {
-	words := [...]string{"storage", "engine", "compression", "cache", "btree", "index", "query", "stream", "kernel", "driver"}
-	user := rng.IntN(300)
-	repo := rng.IntN(300)
-	userName := fmt.Sprintf("contributor-%d-%s", user, words[user%len(words)])
-	repoName := fmt.Sprintf("org-%d/%s-%s", repo%40, words[repo%len(words)], words[(repo/10)%len(words)])
-	return fmt.Appendf(dst, `{"id":"%d","type":"%s","actor":{"id":%d,"login":"%s","url":"https://api.github.com/users/%s","avatar_url":"https://avatars.githubusercontent.com/u/%d?"},"repo":{"id":%d,"name":"%s","url":"https://api.github.com/repos/%s"},"payload":{"action":"%s","ref":"refs/heads/%s","ref_type":"branch"},"public":true,"created_at":"2026-12-%02dT%02d:%02d:%02dZ"}`,
-		30000000000+i, [...]string{"PushEvent", "WatchEvent", "IssueCommentEvent", "CreateEvent", "PullRequestEvent", "ForkEvent"}[rng.IntN(6)],
-		1000+user, userName, userName, 1000+user, 5000+repo, repoName, repoName,
-		[...]string{"started", "opened", "closed", "created"}[rng.IntN(4)], words[rng.IntN(len(words))],
-		1+rng.IntN(28), rng.IntN(24), rng.IntN(60), rng.IntN(60))
-}
+	"github.com/stratadb/strata/internal/testdocs"
+)
 
 // dictLoad loads n JSON-event rows (dictDoc) into a new database in dir
 // and returns its stats after a checkpoint.
@@ -38,7 +23,7 @@ func dictLoad(t *testing.T, dir string, n int, opts *Options) Stats {
 	for first := 0; first < n; first += 1000 {
 		b := db.NewBatch()
 		for i := first; i < min(first+1000, n); i++ {
-			v = dictDoc(v[:0], rng, i)
+			v = testdocs.AppendEvent(v[:0], rng, i)
 			if err := b.Set(fmt.Appendf(nil, "event%08d", i), v); err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +82,7 @@ func TestDictionaryShrinksJSONDatabase(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	var v []byte
 	for i := range rows {
-		v = dictDoc(v[:0], rng, i)
+		v = testdocs.AppendEvent(v[:0], rng, i)
 		got, err := db.Get(fmt.Appendf(nil, "event%08d", i))
 		if err != nil {
 			t.Fatalf("row %d: %v", i, err)

@@ -176,19 +176,7 @@ func (d *Dict) encoder(level int) (*zstd.Encoder, error) {
 	if e := d.enc[l]; e != nil {
 		return e, nil
 	}
-	// The options of zstdEncoder (zstd.go), plus the dictionary and a
-	// window just large enough to reach the dictionary from a page (see
-	// dictWindow).
-	e, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(l),
-		zstd.WithEncoderConcurrency(0),
-		zstd.WithEncoderCRC(false),
-		zstd.WithWindowSize(dictWindow),
-		zstd.WithLowerEncoderMem(true),
-		zstd.WithZeroFrames(true),
-		zstd.WithAllLitEntropyCompression(true),
-		zstd.WithEncoderDict(d.raw),
-	)
+	e, err := zstd.NewWriter(nil, encoderOptions(l, 0, d.raw)...)
 	if err != nil {
 		return nil, fmt.Errorf("codec: encoder for dictionary %08x: %w", d.id, err)
 	}
@@ -312,16 +300,7 @@ func DictGain(raw []byte, level int, pages [][]byte) (DictTrial, error) {
 	if err != nil {
 		return t, err
 	}
-	enc, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
-		zstd.WithEncoderConcurrency(1),
-		zstd.WithEncoderCRC(false),
-		zstd.WithWindowSize(dictWindow),
-		zstd.WithLowerEncoderMem(true),
-		zstd.WithZeroFrames(true),
-		zstd.WithAllLitEntropyCompression(true),
-		zstd.WithEncoderDict(raw),
-	)
+	enc, err := zstd.NewWriter(nil, encoderOptions(zstd.EncoderLevelFromZstd(cmp.Or(level, 3)), 1, raw)...)
 	if err != nil {
 		return t, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
 	}

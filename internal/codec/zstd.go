@@ -31,16 +31,35 @@ func zstdEncoder(level int) (*zstd.Encoder, error) {
 	// EncodeAll is safe for concurrent use and runs each call on one of
 	// the encoder's internal encoders. There is one per P, as for the
 	// decoder, so that pages compressed in parallel do not queue for one.
-	e, err := zstd.NewWriter(nil,
+	e, err := zstd.NewWriter(nil, encoderOptions(l, 0, nil)...)
+	if err != nil {
+		return nil, err
+	}
+	if zstdEncoders.m == nil {
+		zstdEncoders.m = make(map[zstd.EncoderLevel]*zstd.Encoder)
+	}
+	zstdEncoders.m[l] = e
+	return e, nil
+}
+
+// encoderOptions are the options of every page encoder at level l, with
+// concurrency internal encoders (0: one per P) and, if dict is not nil,
+// that dictionary.
+func encoderOptions(l zstd.EncoderLevel, concurrency int, dict []byte) []zstd.EOption {
+	window := MaxPageSize
+	if dict != nil {
+		window = dictWindow
+	}
+	opts := []zstd.EOption{
 		zstd.WithEncoderLevel(l),
-		zstd.WithEncoderConcurrency(0),
+		zstd.WithEncoderConcurrency(concurrency),
 		// The page store checksums every page record (CRC32C); a second
 		// checksum would cost 4 bytes and a hash per page for nothing.
 		zstd.WithEncoderCRC(false),
 		// A window larger than a page is never used, but each encoder
 		// would still allocate its history buffer to the window size
-		// (8 MiB by default).
-		zstd.WithWindowSize(MaxPageSize),
+		// (8 MiB by default); with a dictionary, see dictWindow.
+		zstd.WithWindowSize(window),
 		zstd.WithLowerEncoderMem(true),
 		// Keep the image well-formed even for an empty page.
 		zstd.WithZeroFrames(true),
@@ -51,15 +70,11 @@ func zstdEncoder(level int) (*zstd.Encoder, error) {
 		// at 1.02× instead of 2.0×; Huffman coding them is what zstd-3
 		// does too, and costs about 10 µs per 16 KiB page (docs/PAGESTORE.md).
 		zstd.WithAllLitEntropyCompression(true),
-	)
-	if err != nil {
-		return nil, err
 	}
-	if zstdEncoders.m == nil {
-		zstdEncoders.m = make(map[zstd.EncoderLevel]*zstd.Encoder)
+	if dict != nil {
+		opts = append(opts, zstd.WithEncoderDict(dict))
 	}
-	zstdEncoders.m[l] = e
-	return e, nil
+	return opts
 }
 
 // zstdDecoder is the decoder shared by all Zstd codecs; decoding does not
