@@ -69,7 +69,7 @@ type Options struct {
 	// trains one when it has written that much after Open, and keeps it
 	// (for good: a DICT file) only if it makes the held-out half of that
 	// sample at least 10% smaller, and smaller by more than it makes them
-	// slower to decode (JSON documents in 4 KiB pages: 1.55× smaller, 1.2×
+	// slower to decode (JSON documents in 4 KiB pages: 1.56× smaller, 1.2–1.4×
 	// the decode time, kept; in 16 KiB pages 1.23× and 1.6×, not kept;
 	// sysbench's random digits: no gain). Without one kept, the next Open
 	// tries again. Pages written with one stay readable either way.

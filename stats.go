@@ -49,8 +49,9 @@ type Stats struct {
 	PrefetchedPages int64
 	// DictionaryMemory is the part of Options.CacheSize charged to the
 	// page store's compression dictionary (its encoders and decoders,
-	// codec.DictMemory) instead of the buffer pool: 0 without one, or if
-	// it was adopted after this Open.
+	// codec.DictMemory) instead of the buffer pool: 0 without one, if it
+	// was adopted after this Open, or if charging it would have taken the
+	// pool below its minimum size.
 	DictionaryMemory int64
 	Store            pagestore.Stats
 	Pool             bufferpool.Stats

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,7 +108,11 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 			closed = false
 			res.Notes = append(res.Notes, "reopened after the load, as a run on reused data would be (the engine asked: ReopenAfterLoad)")
 			if n, ok := eng.(Noter); ok {
-				res.Notes = append(res.Notes, n.Notes()...)
+				for _, note := range n.Notes() {
+					if !slices.Contains(res.Notes, note) {
+						res.Notes = append(res.Notes, note)
+					}
+				}
 			}
 		}
 	}

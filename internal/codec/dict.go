@@ -126,13 +126,7 @@ func RegisterDict(raw []byte) (*Dict, error) {
 		return nil, fmt.Errorf("codec: dictionary ID %08x is already registered with other contents", id)
 	}
 	raw = bytes.Clone(raw)
-	dec, err := zstd.NewReader(nil,
-		zstd.WithDecoderConcurrency(0),
-		zstd.WithDecoderLowmem(false),
-		zstd.WithDecoderMaxMemory(MaxPageSize),
-		zstd.WithDecodeAllCapLimit(true),
-		zstd.WithDecoderDicts(raw),
-	)
+	dec, err := zstd.NewReader(nil, decoderOptions(0, raw)...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: dictionary %08x: %v", ErrCorrupt, id, err)
 	}
@@ -299,11 +293,12 @@ func (t DictTrial) DecodeRatio() float64 {
 // judging a dictionary that is then rejected leaves nothing behind.
 func DictGain(raw []byte, level int, pages [][]byte) (DictTrial, error) {
 	var t DictTrial
-	base, err := zstdEncoder(level)
-	if err != nil {
-		return t, err
+	for _, p := range pages {
+		if err := checkPageSize(ZstdDict, len(p)); err != nil {
+			return t, err
+		}
 	}
-	plainDec, err := zstdDecoder()
+	base, err := zstdEncoder(level)
 	if err != nil {
 		return t, err
 	}
@@ -312,23 +307,38 @@ func DictGain(raw []byte, level int, pages [][]byte) (DictTrial, error) {
 		return t, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
 	}
 	defer enc.Close()
-	dec, err := zstd.NewReader(nil,
-		zstd.WithDecoderConcurrency(1),
-		zstd.WithDecoderMaxMemory(MaxPageSize),
-		zstd.WithDecodeAllCapLimit(true),
-		zstd.WithDecoderDicts(raw),
-	)
+	// Two private decoders set up as the shared ones are, so that neither
+	// side waits for a decoder another goroutine holds.
+	plainDec, err := zstd.NewReader(nil, decoderOptions(1, nil)...)
+	if err != nil {
+		return t, err
+	}
+	defer plainDec.Close()
+	dec, err := zstd.NewReader(nil, decoderOptions(1, raw)...)
 	if err != nil {
 		return t, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
 	}
 	defer dec.Close()
-	plainImgs := make([][]byte, len(pages))
-	dictImgs := make([][]byte, len(pages))
-	for i, p := range pages {
-		plainImgs[i] = base.EncodeAll(p, nil)
-		t.PlainBytes += min(len(plainImgs[i]), len(p))
-		dictImgs[i] = enc.EncodeAll(p, nil)
-		t.DictBytes += min(len(dictImgs[i]), len(p))
+	// Sizes as EncodePage would store them: a page either way saving less
+	// than an eighth is stored raw, costs its size and is not decoded.
+	var plainImgs, dictImgs [][]byte
+	var sizes []int
+	for _, p := range pages {
+		pi, di := base.EncodeAll(p, nil), enc.EncodeAll(p, nil)
+		keep := len(p) - len(p)/8
+		if len(pi) > keep {
+			t.PlainBytes += len(p)
+		} else {
+			t.PlainBytes += len(pi)
+		}
+		if len(di) > keep {
+			t.DictBytes += len(p)
+		} else {
+			t.DictBytes += len(di)
+		}
+		if len(pi) <= keep && len(di) <= keep {
+			plainImgs, dictImgs, sizes = append(plainImgs, pi), append(dictImgs, di), append(sizes, len(p))
+		}
 	}
 	// Decode times: rounds alternate the two ways, so that a slow moment
 	// of a shared host falls on both; the least round of each counts.
@@ -339,7 +349,7 @@ func DictGain(raw []byte, level int, pages [][]byte) (DictTrial, error) {
 	decodeAll := func(d *zstd.Decoder, imgs [][]byte) (time.Duration, error) {
 		start := time.Now()
 		for i, img := range imgs {
-			if _, err := d.DecodeAll(img, buf[:0:len(pages[i])]); err != nil {
+			if _, err := d.DecodeAll(img, buf[:0:sizes[i]]); err != nil {
 				return 0, corrupt(ZstdDict, "trial decode: %v", err)
 			}
 		}

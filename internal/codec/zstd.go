@@ -80,9 +80,15 @@ func encoderOptions(l zstd.EncoderLevel, concurrency int, dict []byte) []zstd.EO
 // zstdDecoder is the decoder shared by all Zstd codecs; decoding does not
 // depend on the level. DecodeAll is safe for concurrent use.
 var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-	return zstd.NewReader(nil,
-		// One internal decoder per P, so concurrent reads do not queue.
-		zstd.WithDecoderConcurrency(0),
+	return zstd.NewReader(nil, decoderOptions(0, nil)...)
+})
+
+// decoderOptions are the options of every page decoder, with concurrency
+// internal decoders (0: one per P, so concurrent reads do not queue) and,
+// if dict is not nil, that dictionary.
+func decoderOptions(concurrency int, dict []byte) []zstd.DOption {
+	opts := []zstd.DOption{
+		zstd.WithDecoderConcurrency(concurrency),
 		// DecodeAll writes into the page itself, so low-memory mode would
 		// save nothing and cost speed.
 		zstd.WithDecoderLowmem(false),
@@ -92,8 +98,12 @@ var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 		// And never decode past the capacity we pass, dst[:0:len(dst)]:
 		// a corrupt frame then fails instead of growing the buffer.
 		zstd.WithDecodeAllCapLimit(true),
-	)
-})
+	}
+	if dict != nil {
+		opts = append(opts, zstd.WithDecoderDicts(dict))
+	}
+	return opts
+}
 
 // decodeZstd decodes a Zstandard frame into dst.
 func decodeZstd(dst, src []byte) error {

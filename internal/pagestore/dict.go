@@ -427,7 +427,7 @@ func (s *Store) tryDict(samples map[PageID][]byte) (string, error) {
 // which costs more the larger the page: JSON events at 16 KiB came out
 // 1.23× smaller but took 1.6× the time to decode, and measured slower with
 // the dictionary at 1–2× the memory and no faster at 4–8× (docs/BENCHMARKS.md,
-// "Zstandard dictionaries"); at 4 KiB, 1.55× smaller for 1.2× the time,
+// "Zstandard dictionaries"); at 4 KiB, 1.56× smaller for 1.2–1.4× the time,
 // and faster from 1.5× the memory on.
 func rejectDict(t codec.DictTrial, minGain float64) string {
 	switch {
