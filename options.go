@@ -111,9 +111,11 @@ type Options struct {
 	// fs replaces the file system (tests: the crashable MemFS); flashFS
 	// the flash cache's, and flashTune adjusts its internal options
 	// (benchmarks: a simulated device, the admission policy).
-	fs        vfs.FS
-	flashFS   vfs.FS
-	flashTune func(*flashcache.Options)
+	fs vfs.FS
+	// dictSpaceOnly is pagestore.Options.DictionarySpaceOnly (tests).
+	dictSpaceOnly bool
+	flashFS       vfs.FS
+	flashTune     func(*flashcache.Options)
 }
 
 // FlashCache is a file or block device on flash used as a second-level

@@ -404,6 +404,9 @@ func (s *Store) tryDict(samples map[PageID][]byte) (string, error) {
 	}
 	verdict := fmt.Sprintf("dictionary %08x: held-out pages %d → %d bytes with it (%.1f%% smaller, %.2f× as many in a cache), decoded in %.2f× the time; trained and judged in %v",
 		id, trial.PlainBytes, trial.DictBytes, 100*(1-1/trial.SizeRatio()), trial.SizeRatio(), trial.DecodeRatio(), time.Since(start).Round(time.Millisecond))
+	if s.opts.DictionarySpaceOnly {
+		trial.DictDecode = trial.PlainDecode
+	}
 	if reason := rejectDict(trial, s.opts.DictionaryGain); reason != "" {
 		return "rejected (" + reason + "): " + verdict, nil
 	}

@@ -83,6 +83,11 @@ type Options struct {
 	// DefaultDictionaryGain; to keep any dictionary that saves anything,
 	// give a tiny positive value.
 	DictionaryGain float64
+	// DictionarySpaceOnly judges a dictionary by the space it saves alone,
+	// not also by how much slower its pages decode (rejectDict). Tests use
+	// it: the decode timing is the host's, and the race detector slows the
+	// dictionary decoder's Go code, not the plain decoder's assembly.
+	DictionarySpaceOnly bool
 	// DisableBackground stops the background cleaner and checkpointer;
 	// Clean and Checkpoint can still be called. Tests use it for
 	// determinism.
