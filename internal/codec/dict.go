@@ -89,10 +89,6 @@ type Dict struct {
 // compressed with it.
 func (d *Dict) ID() uint32 { return d.id }
 
-// Bytes returns the dictionary in Zstandard's dictionary format; the
-// caller must not modify it.
-func (d *Dict) Bytes() []byte { return d.raw }
-
 var (
 	dictMu sync.Mutex
 	dicts  atomic.Pointer[map[uint32]*Dict]
@@ -205,9 +201,6 @@ type dictCodec struct {
 func (c *dictCodec) ID() ID         { return ZstdDict }
 func (c *dictCodec) Level() int     { return c.level }
 func (c *dictCodec) String() string { return c.name }
-
-// Dict returns the codec's dictionary.
-func (c *dictCodec) Dict() *Dict { return c.dict }
 
 func (c *dictCodec) Compress(dst, src []byte) ([]byte, error) {
 	if err := checkPageSize(ZstdDict, len(src)); err != nil {

@@ -282,18 +282,13 @@ func (s *Store) WithDictionary(c codec.Codec) codec.Codec {
 	if dc, ok := cur.codecs[c.Level()]; ok {
 		return dc
 	}
+	// Levels other than the store's and the pool's are rare (tests): the
+	// dictionary keeps their encoders, only the small wrapper is made
+	// again.
 	dc, err := codec.WithDict(c, cur.dict)
 	if err != nil {
 		return c
 	}
-	// Levels other than the store's and the pool's are rare (tests):
-	// remember them too.
-	m := make(map[int]codec.Codec, len(cur.codecs)+1)
-	for k, v := range cur.codecs {
-		m[k] = v
-	}
-	m[c.Level()] = dc
-	s.dict.cur.CompareAndSwap(cur, &dictCodecs{dict: cur.dict, codecs: m})
 	return dc
 }
 
