@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/stratadb/strata"
 	"github.com/stratadb/strata/internal/bufferpool"
@@ -32,6 +33,9 @@ type strataEngine struct {
 
 	baseMu sync.Mutex
 	base   *strata.Stats // at StartMeasurement
+
+	stopLimit chan struct{} // closed by Close: ends followMetaLimit
+	limitDone chan struct{} // closed when followMetaLimit has returned
 }
 
 func openStrata(cfg Config) (Engine, string, error) {
@@ -70,19 +74,45 @@ func openStrata(cfg Config) (Engine, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("bench: strata: %w", err)
 	}
-	if charged := db.Stats().DictionaryMemory; charged > 0 {
-		// The database gave that part of its cache to the dictionary's
-		// codec state, which lives on the Go heap: the heap's limit
-		// grows by as much, so that the process's memory is split as
-		// without a dictionary.
-		if lim := debug.SetMemoryLimit(-1); lim < math.MaxInt64 {
-			debug.SetMemoryLimit(lim + charged)
-			notes = append(notes, fmt.Sprintf("dictionary: %.1f MiB of the cache charged to its codec state, GOMEMLIMIT raised as much", float64(charged)/(1<<20)))
+	e := &strataEngine{db: db, stopLimit: make(chan struct{}), limitDone: make(chan struct{})}
+	if lim := debug.SetMemoryLimit(-1); lim < math.MaxInt64 {
+		// Two parts of the cache live on the Go heap, not in the pool's
+		// off-heap arenas: the dictionary's codec state (charged at Open)
+		// and the pool's metadata (descriptors, page table, ghosts:
+		// charged as it grows, 4× as much with 4 KiB pages as with 16
+		// KiB). The heap's limit, set for what the process holds beyond
+		// its cache, grows by both, so that they are not counted twice
+		// and the process's memory is split as the cache's accounting
+		// says.
+		st := db.Stats()
+		if st.DictionaryMemory > 0 {
+			notes = append(notes, fmt.Sprintf("dictionary: %.1f MiB of the cache charged to its codec state, GOMEMLIMIT raised as much", float64(st.DictionaryMemory)/(1<<20)))
 		}
+		notes = append(notes, "GOMEMLIMIT follows the buffer pool's metadata (part of the cache, held on the Go heap), raised by it as it grows")
+		go e.followMetaLimit(lim)
+	} else {
+		close(e.limitDone)
 	}
-	e := &strataEngine{db: db, notes: notes}
+	e.notes = notes
 	e.batches.New = func() any { return db.NewBatch() }
 	return e, e.describe(cfg, device), nil
+}
+
+// followMetaLimit keeps GOMEMLIMIT at base plus the parts of the cache held
+// on the Go heap (see openStrata) until Close.
+func (e *strataEngine) followMetaLimit(base int64) {
+	defer close(e.limitDone)
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		st := e.db.Stats()
+		debug.SetMemoryLimit(base + st.DictionaryMemory + st.Pool.MetaBytes)
+		select {
+		case <-e.stopLimit:
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // ReopenAfterLoad implements Reopener: a dictionary adopted during the
@@ -227,7 +257,11 @@ func (e *strataEngine) Apply(ops []Op, sync bool) error {
 // truncated, and the directory's size is that of the data.
 func (e *strataEngine) Flush() error { return e.db.Checkpoint() }
 
-func (e *strataEngine) Close() error { return e.db.Close() }
+func (e *strataEngine) Close() error {
+	close(e.stopLimit)
+	<-e.limitDone
+	return e.db.Close()
+}
 
 func (e *strataEngine) StartMeasurement() {
 	st := e.db.Stats()
