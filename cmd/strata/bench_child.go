@@ -175,6 +175,10 @@ func (c *childProcess) oomHint(group *hostenv.Group, waitErr error) string {
 func (c *childProcess) annotate(res *bench.Result, group *hostenv.Group, notes []string) {
 	res.GoMemLimit = c.limits.GoMemLimit
 	res.ReadAheadKB = hostenv.ReadAheadKB(c.spec.Config.Dir)
+	goLimit := formatSize(c.limits.GoMemLimit)
+	if res.GoMemLimitRun > c.limits.GoMemLimit && c.limits.GoMemLimit > 0 {
+		goLimit += fmt.Sprintf(" (%s at the end of the run: raised by the engine)", formatSize(res.GoMemLimitRun))
+	}
 	if group != nil {
 		res.MemLimitBytes = group.Bytes
 		swap := "swap limited too"
@@ -182,7 +186,7 @@ func (c *childProcess) annotate(res *bench.Result, group *hostenv.Group, notes [
 			swap = "swap not limited"
 		}
 		notes = append(notes, fmt.Sprintf("memory limit %s (cgroup v%d, %s; page cache included), GOMEMLIMIT %s",
-			formatSize(group.Bytes), group.Version, swap, formatSize(c.limits.GoMemLimit)))
+			formatSize(group.Bytes), group.Version, swap, goLimit))
 		if peak, ok := group.Peak(); ok {
 			if res.Metrics == nil {
 				res.Metrics = map[string]float64{}
@@ -190,7 +194,7 @@ func (c *childProcess) annotate(res *bench.Result, group *hostenv.Group, notes [
 			res.Metrics[cgroupPeakMetric] = float64(peak)
 		}
 	} else if c.limits.GoMemLimit > 0 {
-		notes = append(notes, fmt.Sprintf("GOMEMLIMIT %s", formatSize(c.limits.GoMemLimit)))
+		notes = append(notes, fmt.Sprintf("GOMEMLIMIT %s", goLimit))
 	}
 	if d := c.spec.Config.Device; d != "" && d != "none" {
 		if c.spec.Engine == "strata" {

@@ -120,4 +120,9 @@ type Result struct {
 	ReadAheadKB   int      `json:"read_ahead_kb"`
 	CachesDropped bool     `json:"caches_dropped"`
 	Notes         []string `json:"notes,omitempty"`
+
+	// GoMemLimitRun is GOMEMLIMIT at the end of the measured phase, as the
+	// engine left it (Strata raises it by the parts of its cache held on
+	// the Go heap); 0: unknown.
+	GoMemLimitRun int64 `json:"go_mem_limit_run,omitempty"`
 }

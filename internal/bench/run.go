@@ -158,6 +158,7 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 	gcBefore := readGCCounters()
 	elapsed, err := runPhase(ctx, "run", spec.Duration, workers, p.wl.txn, progress)
 	gcAfter := readGCCounters()
+	res.GoMemLimitRun = debug.SetMemoryLimit(-1)
 	profileErr := stopProfile()
 	if err != nil {
 		return nil, err
