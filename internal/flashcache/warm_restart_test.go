@@ -21,9 +21,15 @@ func (s *stack) fill(n int) []pagestore.PageID {
 		s.t.Fatal(err)
 	}
 	for range 2 {
-		for _, id := range ids {
+		for i, id := range ids {
 			if err := s.check(id, 1); err != nil {
 				s.t.Fatal(err)
+			}
+			if i%8 == 7 {
+				// Let the writer drain the queue (64 KiB: 16 pages'
+				// copies): reads outrunning it drop admissions, and on a
+				// loaded machine left too few pages on flash.
+				s.waitIdle()
 			}
 		}
 	}
