@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/stratadb/strata/internal/pagestore"
 )
 
 // Layout of RunSpec.Config.Dir:
@@ -58,10 +60,20 @@ func markerFor(spec RunSpec) loadMarker {
 		TableSize:  spec.TableSize,
 		Seed:       spec.Seed,
 		Codec:      spec.Config.Codec,
-		PageSize:   spec.Config.PageSize,
+		PageSize:   pageSizeMarker(spec),
 		FillFactor: spec.Config.FillFactor,
 		Dictionary: dictionaryMarker(spec),
 	}
+}
+
+// pageSizeMarker is loadMarker.PageSize for spec: Strata's default
+// resolved, so that a load made under another default (16 KiB until the
+// default became 4 KiB; its marker says 0) is not reused as the default's.
+func pageSizeMarker(spec RunSpec) int {
+	if spec.Engine == "strata" && spec.Config.PageSize == 0 {
+		return pagestore.DefaultPageSize
+	}
+	return spec.Config.PageSize
 }
 
 // dictionaryMarker is loadMarker.Dictionary for spec.

@@ -34,8 +34,13 @@ type strataEngine struct {
 	baseMu sync.Mutex
 	base   *strata.Stats // at StartMeasurement
 
-	stopLimit chan struct{} // closed by Close: ends followMetaLimit
-	limitDone chan struct{} // closed when followMetaLimit has returned
+	// GOMEMLIMIT as the engine found it (0: none), and followMetaLimit's
+	// stop and done signals.
+	limitBase int64
+	stopLimit chan struct{}
+	limitDone chan struct{}
+	closeOnce sync.Once
+	closeErr  error
 }
 
 func openStrata(cfg Config) (Engine, string, error) {
@@ -89,6 +94,7 @@ func openStrata(cfg Config) (Engine, string, error) {
 			notes = append(notes, fmt.Sprintf("dictionary: %.1f MiB of the cache charged to its codec state, GOMEMLIMIT raised as much", float64(st.DictionaryMemory)/(1<<20)))
 		}
 		notes = append(notes, "GOMEMLIMIT follows the buffer pool's metadata (part of the cache, held on the Go heap), raised by it as it grows")
+		e.limitBase = lim
 		go e.followMetaLimit(lim)
 	} else {
 		close(e.limitDone)
@@ -257,10 +263,20 @@ func (e *strataEngine) Apply(ops []Op, sync bool) error {
 // truncated, and the directory's size is that of the data.
 func (e *strataEngine) Flush() error { return e.db.Checkpoint() }
 
+// Close closes the database once, and gives GOMEMLIMIT back its value
+// from before the engine raised it: an engine opened after this one (the
+// reopen after a load) starts from that, not from a limit that still
+// holds this pool's metadata.
 func (e *strataEngine) Close() error {
-	close(e.stopLimit)
-	<-e.limitDone
-	return e.db.Close()
+	e.closeOnce.Do(func() {
+		close(e.stopLimit)
+		<-e.limitDone
+		if e.limitBase > 0 {
+			debug.SetMemoryLimit(e.limitBase)
+		}
+		e.closeErr = e.db.Close()
+	})
+	return e.closeErr
 }
 
 func (e *strataEngine) StartMeasurement() {
