@@ -226,6 +226,19 @@ func (s *stack) waitIdle() {
 	s.t.Fatalf("writer not idle: %+v", s.fc.Stats())
 }
 
+// waitQueue waits until the writer has taken every queued admission (it
+// may still be writing them).
+func (s *stack) waitQueue() {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.fc.q.pendingItems() > 0 {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("queue not drained: %+v", s.fc.Stats())
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
 // stallFS wraps an FS so that the reads, writes and syncs of its files
 // block while it is stalled: a flash device that stops answering.
 type stallFS struct {

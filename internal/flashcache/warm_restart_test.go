@@ -26,10 +26,10 @@ func (s *stack) fill(n int) []pagestore.PageID {
 				s.t.Fatal(err)
 			}
 			if i%8 == 7 {
-				// Let the writer drain the queue (64 KiB: 16 pages'
+				// Let the writer take what is queued (64 KiB: 16 pages'
 				// copies): reads outrunning it drop admissions, and on a
 				// loaded machine left too few pages on flash.
-				s.waitIdle()
+				s.waitQueue()
 			}
 		}
 	}
