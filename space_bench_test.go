@@ -47,7 +47,7 @@ func BenchmarkSpaceUnderUpdates(b *testing.B) {
 
 func spaceUnderUpdates(b *testing.B, replaced float64) {
 	const rows, updates, writers = 1000000, 300000, 2
-	db, err := Open(b.TempDir(), &Options{CacheSize: 24 << 20, Sync: SyncNever, CheckpointReplaced: replaced})
+	db, err := Open(b.TempDir(), &Options{PageSize: 16 << 10, CacheSize: 24 << 20, Sync: SyncNever, CheckpointReplaced: replaced})
 	if err != nil {
 		b.Fatal(err)
 	}

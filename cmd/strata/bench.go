@@ -26,8 +26,9 @@ func newBenchCommand() *cobra.Command {
 engine in its own child process with the same cache budget, the same memory
 limit (a cgroup, which charges the OS page cache the process fills too, when
 the host has a writable memory controller) and the same GOMEMLIMIT (Strata
-raises its own by what its database charges to a compression dictionary
-out of its cache, see docs/ARCHITECTURE.md), the OS
+raises its own by the parts of its cache held on the Go heap: the buffer
+pool's metadata and a compression dictionary's codec state, see
+docs/ARCHITECTURE.md), the OS
 page cache dropped between load and run when permitted (root). It prints a
 table per workload: throughput, latency percentiles, load time, size on
 disk, device I/O per transaction, write amplification and peak memory.

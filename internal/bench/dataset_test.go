@@ -122,7 +122,7 @@ func TestEventsDataset(t *testing.T) {
 				t.Fatalf("push event %d: head is not the last commit: %s", id, v)
 			}
 		}
-		// Compression on 16 KiB pages, as Strata stores them.
+		// Compression on 16 KiB pages, one of the page sizes Strata stores.
 		if len(page)+len(v) > 16<<10 {
 			raw += len(page)
 			compressed += len(enc.EncodeAll(page, nil))

@@ -236,7 +236,7 @@ func BenchmarkParallelWrite(b *testing.B) {
 }
 
 func parallelWrite(b *testing.B, s *Store, pages [][]byte, writers int) {
-	b.SetBytes(DefaultPageSize)
+	b.SetBytes(benchPageSize)
 	b.ReportAllocs()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -357,7 +357,7 @@ func BenchmarkReadDuringWrites(b *testing.B) {
 		}
 	}()
 	rng := rand.New(rand.NewPCG(1, 2))
-	buf := make([]byte, DefaultPageSize)
+	buf := make([]byte, benchPageSize)
 	lat := make([]time.Duration, 0, b.N)
 	for b.Loop() {
 		start := time.Now()
