@@ -14,7 +14,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "strata-example-")
 	defer os.RemoveAll(dir)
 
-	db, err := strata.Open(dir, nil) // defaults: 16 KiB pages, zstd, 64 MiB cache
+	db, err := strata.Open(dir, nil) // defaults: 4 KiB pages, zstd, 64 MiB cache
 	if err != nil {
 		log.Fatal(err)
 	}

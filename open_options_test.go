@@ -1,6 +1,8 @@
 package strata
 
 import (
+	"bytes"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -77,5 +79,49 @@ func TestOpenAfterCrashedCreation(t *testing.T) {
 			t.Fatal(err)
 		}
 		db.Close()
+	}
+}
+
+// TestDefaultPageSize: a new database without a page size gets 4 KiB pages
+// (the default since docs/PAGESTORE.md's "Page size" measurements), and a
+// database made with the former default, 16 KiB, keeps its pages when it is
+// reopened without one: upgrading changes no existing database.
+func TestDefaultPageSize(t *testing.T) {
+	open := func(fs vfs.FS, dir string, pageSize int) *DB {
+		t.Helper()
+		o := memOptions(fs)
+		o.PageSize = pageSize
+		db, err := Open(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	fs := vfs.NewMem()
+	db := open(fs, "new", 0)
+	if got := db.Stats().Store.PageSize; got != 4096 {
+		t.Errorf("new database: page size %d, want 4096", got)
+	}
+	if got := db.MaxKeySize(); got != 1008 {
+		t.Errorf("new database: MaxKeySize %d, want 1008", got)
+	}
+	if err := db.Set(bytes.Repeat([]byte("k"), 1009), nil); !errors.Is(err, ErrKeyTooLarge) {
+		t.Errorf("key of 1009 bytes: %v, want ErrKeyTooLarge", err)
+	}
+	db.Close()
+
+	db = open(fs, "old", 16384)
+	key := bytes.Repeat([]byte("k"), 4000)
+	if err := db.Set(key, []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = open(fs, "old", 0)
+	defer db.Close()
+	if got := db.Stats().Store.PageSize; got != 16384 {
+		t.Errorf("16 KiB database reopened without a page size: %d", got)
+	}
+	if v, err := db.Get(key); err != nil || string(v) != "v" {
+		t.Errorf("Get after reopen: %q, %v", v, err)
 	}
 }

@@ -125,7 +125,7 @@ func TestParseStrataPageSizes(t *testing.T) {
 	if d := strataDir(4096, true, 1000); d != "strata-4KiB-1000" {
 		t.Errorf("several page sizes: %s", d)
 	}
-	if pageSizeName(0) != "16KiB" {
+	if pageSizeName(0) != "4KiB" {
 		t.Errorf("Strata's default page size: %s", pageSizeName(0))
 	}
 }

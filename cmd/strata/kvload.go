@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stratadb/strata"
+	"github.com/stratadb/strata/internal/pagestore"
 	"github.com/stratadb/strata/internal/sysbench"
 )
 
@@ -20,6 +21,7 @@ type kvLoadFlags struct {
 	codecs      string
 	fillFactors string
 	dir         string
+	pageSize    int
 }
 
 func newKVLoadCommand() *cobra.Command {
@@ -41,6 +43,7 @@ document 001's fill-factor experiment.`,
 	fl.StringVar(&f.codecs, "codec", "none,lz4,zstd,deflate", "comma-separated codecs")
 	fl.StringVar(&f.fillFactors, "fill-factor", "100,75", "comma-separated fill factors (percent)")
 	fl.StringVar(&f.dir, "dir", "", "directory for the databases (default: a temporary one, removed)")
+	fl.IntVar(&f.pageSize, "page-size", pagestore.DefaultPageSize, "page size in bytes (power of two, 4096..65536)")
 	return cmd
 }
 
@@ -54,7 +57,7 @@ func runKVLoad(out io.Writer, f kvLoadFlags) error {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	fmt.Fprintf(out, "%d sysbench rows, 16 KiB pages, inserted in id order in batches of 1000\n\n", f.rows)
+	fmt.Fprintf(out, "%d sysbench rows, %d KiB pages, inserted in id order in batches of 1000\n\n", f.rows, f.pageSize>>10)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "codec\tfill factor\tpages\tlogical MiB\tstored MiB\tphysical MiB\tr\tload s\t")
 	for _, c := range strings.Split(f.codecs, ",") {
@@ -63,7 +66,7 @@ func runKVLoad(out io.Writer, f kvLoadFlags) error {
 			fmt.Sscan(ffs, &ff)
 			path := fmt.Sprintf("%s/%s-%d", dir, c, ff)
 			start := time.Now()
-			st, err := kvLoad(path, c, ff, f.rows)
+			st, err := kvLoad(path, c, ff, f.pageSize, f.rows)
 			if err != nil {
 				return err
 			}
@@ -75,8 +78,8 @@ func runKVLoad(out io.Writer, f kvLoadFlags) error {
 	return tw.Flush()
 }
 
-func kvLoad(path, codecName string, fillFactor, rows int) (strata.Stats, error) {
-	db, err := strata.Open(path, &strata.Options{Codec: codecName, FillFactor: fillFactor, Sync: strata.SyncNever})
+func kvLoad(path, codecName string, fillFactor, pageSize, rows int) (strata.Stats, error) {
+	db, err := strata.Open(path, &strata.Options{PageSize: pageSize, Codec: codecName, FillFactor: fillFactor, Sync: strata.SyncNever})
 	if err != nil {
 		return strata.Stats{}, err
 	}

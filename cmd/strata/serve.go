@@ -91,7 +91,7 @@ connection finish the commands it has sent, checkpoint and close.`,
 	fl.StringVar(&f.flashCache, "flash-cache", "", "file or device on flash for a second-level cache of clean pages (none if empty)")
 	fl.StringVar(&f.flashSize, "flash-cache-size", "1GiB", "bytes of --flash-cache to use")
 	fl.StringVar(&f.codec, "codec", "", "page codec of a new database (default: Strata's, zstd)")
-	fl.StringVar(&f.pageSize, "page-size", "", "page size of a new database (default: Strata's, 16KiB)")
+	fl.StringVar(&f.pageSize, "page-size", "", "page size of a new database (default: Strata's, 4KiB)")
 	fl.DurationVar(&f.grace, "shutdown-grace", 10*time.Second, "at shutdown, how long connections may take to finish their commands")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log connection errors and engine events to stderr")
 	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiler at http://METRICS-ADDR/debug/pprof/ (needs --metrics-addr)")

@@ -1230,8 +1230,8 @@ func (m *memStore) Allocate() (PageID, error) {
 // TestReviewReleaseFrameSmallerThanOSPage: releaseFrame gives a frame back
 // with madvise(MADV_DONTNEED) on [f·ps, f·ps+ps). The kernel rounds the
 // length up to whole OS pages, so when the page size is smaller than the
-// OS page (16 KiB pages — the default — on a 64 KiB-page arm64/ppc64le
-// kernel, or 4–8 KiB pages on a 16 KiB-page kernel) and f·ps is OS-page
+// OS page (4–16 KiB pages, the default 4 KiB among them, on a 64 KiB-page
+// arm64/ppc64le kernel, or 4–8 KiB pages on a 16 KiB-page kernel) and f·ps is OS-page
 // aligned, the neighbouring frames f+1.. are zeroed while they hold pages:
 // silent corruption, and lost updates for dirty ones. (When f·ps is not
 // aligned the call fails with EINVAL, ignored, and the RSS accounting is

@@ -12,7 +12,7 @@ import (
 // Defaults for Options. The page size default is chosen by measurement: see
 // docs/PAGESTORE.md.
 const (
-	DefaultPageSize          = 16 << 10
+	DefaultPageSize          = 4 << 10
 	DefaultSegmentSize       = 32 << 20
 	DefaultWriteBufferSize   = 1 << 20
 	DefaultCleanerThreshold  = 0.30

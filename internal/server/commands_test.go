@@ -141,7 +141,7 @@ func TestErrorReplies(t *testing.T) {
 		{[]any{"config", "set", "maxmemory", "1"}, "ERR CONFIG SET is not supported by Strata: restart strata serve with other flags"},
 		{[]any{"client", "nope"}, "ERR unknown subcommand 'nope'. Try CLIENT HELP."},
 		{[]any{"set", "", "v"}, "ERR empty keys are not supported by Strata"},
-		{[]any{"set", strings.Repeat("k", 5000), "v"}, "ERR key too large: strata: key too large: 5000 bytes, the limit is 4080"},
+		{[]any{"set", strings.Repeat("k", 5000), "v"}, "ERR key too large: strata: key too large: 5000 bytes, the limit is 1008"},
 	}
 	for _, tc := range cases {
 		err := c.Do(bg, tc.args...).Err()
