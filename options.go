@@ -43,11 +43,13 @@ const (
 // the default stated on the field.
 type Options struct {
 	// PageSize is the B+tree page size: a power of two from 4 KiB to 64
-	// KiB. Default 4 KiB (docs/PAGESTORE.md, "Page size", says why: point
-	// reads and random updates are faster at most data sizes, range
-	// scans of data larger than the cache slower than with 16 KiB). Keys
-	// are limited to a quarter page (1,008 bytes at 4 KiB). An existing
-	// database keeps its page size; asking for another is an error.
+	// KiB. Default 4 KiB for a new database (16 KiB before 2026-12-05;
+	// docs/PAGESTORE.md, "Page size", says why: point reads with uniform
+	// keys and random updates of data larger than the cache are faster
+	// than with 16 KiB, range scans slower at every data size). Keys are
+	// limited to a quarter page (1,008 bytes at 4 KiB). An existing
+	// database keeps its page size: opened with 0 it uses it, whatever the
+	// default; asking for another size is an error.
 	PageSize int
 	// Codec compresses pages: "none", "lz4", "lz4hc-N", "zstd", "zstd-N",
 	// "deflate", "deflate-N", "snappy". Default "zstd" (level 3).

@@ -25,10 +25,11 @@ func newBenchCommand() *cobra.Command {
 		Long: `bench loads a data set into each engine and runs a workload on it, each
 engine in its own child process with the same cache budget, the same memory
 limit (a cgroup, which charges the OS page cache the process fills too, when
-the host has a writable memory controller) and the same GOMEMLIMIT (Strata
-raises its own by the parts of its cache held on the Go heap: the buffer
-pool's metadata and a compression dictionary's codec state, see
-docs/ARCHITECTURE.md), the OS
+the host has a writable memory controller) and a GOMEMLIMIT of 80% of that
+limit (Strata's cache lives off the Go heap: its GOMEMLIMIT is 80% of what
+the limit leaves beyond the cache, raised by the parts of the cache held
+on the Go heap, the buffer pool's metadata and a compression dictionary's
+codec state; see docs/ARCHITECTURE.md), the OS
 page cache dropped between load and run when permitted (root). It prints a
 table per workload: throughput, latency percentiles, load time, size on
 disk, device I/O per transaction, write amplification and peak memory.

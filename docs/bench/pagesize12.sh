@@ -1,5 +1,5 @@
 #!/bin/bash
-# docs/BENCHMARKS.md, "4 KiB pages as the default": the write workloads and
+# docs/BENCHMARKS.md, "Page size: 4 KiB is the default": the write workloads and
 # cached scans at both page sizes, side by side, before the default changed.
 # Run from a directory on a real disk holding bin/strata,
 # bin/strata-bench-child and bin/strata-bench-peers built from one revision.
