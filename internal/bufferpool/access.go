@@ -250,7 +250,7 @@ type loading struct {
 	promote bool
 	// The image to decompress, for a promotion: it stays in place (and
 	// cannot be evicted or moved) while the page is loading.
-	chunk  int32
+	imgAt  int32
 	imgLen int
 	codec  codec.ID
 }
@@ -274,7 +274,7 @@ func (pt *partition) beginPromote(di, f int32) loading {
 	if d.compressed {
 		pt.st.ctlHitsC.Add(1) // a hit the compressing demotion paid for
 	}
-	return loading{di: di, f: f, promote: true, chunk: d.chunk, imgLen: int(d.imgLen), codec: d.codec}
+	return loading{di: di, f: f, promote: true, imgAt: d.imgAt, imgLen: int(d.imgLen), codec: d.codec}
 }
 
 // beginMiss creates the descriptor of page id, loading into frame f.
@@ -308,7 +308,7 @@ func (pt *partition) beginMiss(id PageID, f int32) loading {
 func (ld loading) fill(pt *partition, buf []byte) (pagestore.Image, error) {
 	frame := pt.frameData(ld.f)
 	if ld.promote {
-		img := pt.readChain(ld.chunk, ld.imgLen, buf[:ld.imgLen])
+		img := pt.imageData(ld.imgAt, ld.imgLen)
 		start := time.Now()
 		err := codec.Decompress(ld.codec, frame, img)
 		pt.pool.timing.addDecom(ld.codec, time.Since(start))
@@ -335,8 +335,8 @@ func (pt *partition) finishLoad(ld loading, img pagestore.Image) {
 	if ld.promote {
 		pt.images--
 		if pt.imagesOff() || !keepImages || !pt.copiesFit() {
-			pt.freeChain(d.chunk)
-			d.chunk, d.imgLen = -1, 0
+			pt.freeImage(d.imgAt, int(d.imgLen))
+			d.imgAt, d.imgLen = -1, 0
 			d.hasImage.Store(false)
 		} else {
 			pt.redundant++

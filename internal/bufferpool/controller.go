@@ -699,7 +699,7 @@ func (p *Pool) imageAlpha() (float64, bool) {
 	var bytes, n int64
 	for _, pt := range p.parts {
 		pt.mu.RLock()
-		bytes += int64(pt.chunksUsed * chunkSize)
+		bytes += int64(pt.imageUsed())
 		n += int64(pt.images + pt.redundant)
 		pt.mu.RUnlock()
 	}

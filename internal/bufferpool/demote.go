@@ -31,7 +31,7 @@ func (pt *partition) demote(di, f int32) time.Duration {
 	d.evictedAt = pt.below.push()
 	pt.st.evictFrames.Add(1)
 	switch {
-	case d.chunk >= 0 && !pt.imagesOff():
+	case d.imgAt >= 0 && !pt.imagesOff():
 		pt.imageFromFrame(di, f)
 		pt.redundant--
 		pt.images++

@@ -10,9 +10,9 @@ import (
 // Descriptors: one per cached page, and the partition's table of them.
 //
 // Lock rules: a descriptor's state, id and frame change, and its
-// non-atomic fields (chunk, imgLen, codec, gen, compressed) are read and
+// non-atomic fields (imgAt, imgLen, codec, gen, compressed) are read and
 // written, only under the partition mutex, with one exception: the
-// goroutine that loads a page (state stLoading) reads the chunks of its
+// goroutine that loads a page (state stLoading) reads the extent of its
 // image without the mutex, and nothing frees or moves them meanwhile. The
 // atomic fields are read without the mutex by hits (state, id, frame,
 // ref; see tryHit) and changed by page holders (dirty, and pins when they
@@ -36,7 +36,7 @@ const (
 // structs without pointers, addressed by int32: nothing here for the garbage
 // collector to scan, whatever the number of pages.
 //
-// A page in a frame may also have an image (chunk ≥ 0): a redundant copy,
+// A page in a frame may also have an image (imgAt ≥ 0): a redundant copy,
 // the compressed bytes it was read from or written as while it is
 // unmodified, so that demoting it compresses nothing. MarkDirty drops it.
 type desc struct {
@@ -59,7 +59,7 @@ type desc struct {
 	warmed atomic.Bool
 	// flushing: the page cleaner holds a pin to write the page back.
 	flushing atomic.Bool
-	// hasImage mirrors chunk ≥ 0, so that MarkDirty knows without the
+	// hasImage mirrors imgAt ≥ 0, so that MarkDirty knows without the
 	// mutex whether it must drop a redundant image. Written under mu.
 	hasImage atomic.Bool
 	codec    codec.ID
@@ -67,7 +67,7 @@ type desc struct {
 	// from or written to the store), for the controller's on/off gate.
 	compressed bool
 	frame      atomic.Int32 // frame index, or -1; atomic for tryHit
-	chunk      int32        // first chunk of the image, or -1
+	imgAt      int32        // first granule of the image's extent (image_arena.go), or -1
 	imgLen     int32
 	gen        uint32 // bumped each time the image enters the image ring (see imgRing)
 	// evictedAt is the partition's count of frame evictions when the page
@@ -116,7 +116,7 @@ func (pt *partition) allocDesc(id PageID) (int32, *desc) {
 	d := pt.desc(di)
 	d.id.Store(uint64(id))
 	d.frame.Store(-1)
-	d.chunk, d.imgLen = -1, 0
+	d.imgAt, d.imgLen = -1, 0
 	d.compressed = false
 	d.inner.Store(false)
 	d.hasImage.Store(false)
@@ -130,7 +130,7 @@ func (pt *partition) allocDesc(id PageID) (int32, *desc) {
 // left for pages shrinks; callers then evict to fit.
 func (pt *partition) growDescs() {
 	if pt.nDescChunks == len(pt.descChunks) {
-		panic("bufferpool: descriptor chunks exhausted") // cannot happen: sized for every frame and chunk
+		panic("bufferpool: descriptor chunks exhausted") // cannot happen: sized for every frame and image (maxImages)
 	}
 	pt.descChunks[pt.nDescChunks].Store(new([descChunkLen]desc))
 	pt.nDescChunks++

@@ -32,13 +32,10 @@ type EvictionSink interface {
 // offerImage offers the sole image of page d, about to be dropped.
 func (pt *partition) offerImage(d *desc) {
 	sink := pt.pool.sink
-	if sink == nil || d.chunk < 0 || !sink.WantsEvicted(d.pageID(), int(d.imgLen)) {
+	if sink == nil || d.imgAt < 0 || !sink.WantsEvicted(d.pageID(), int(d.imgLen)) {
 		return
 	}
-	bp := pt.pool.getScratch()
-	img := pt.readChain(d.chunk, int(d.imgLen), (*bp)[:d.imgLen])
-	sink.OfferEvicted(d.pageID(), d.codec, img, false)
-	pt.pool.putScratch(bp, nil)
+	sink.OfferEvicted(d.pageID(), d.codec, pt.imageData(d.imgAt, int(d.imgLen)), false)
 }
 
 // offerBytes offers img (codec c), the image of clean page id just made by
@@ -55,7 +52,7 @@ func (pt *partition) offerFrame(d *desc, f int32) {
 	if pt.pool.sink == nil {
 		return
 	}
-	if d.chunk >= 0 {
+	if d.imgAt >= 0 {
 		pt.offerImage(d)
 		return
 	}

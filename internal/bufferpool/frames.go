@@ -237,7 +237,7 @@ func (pt *partition) passOver(d *desc, onlyFree bool, sawDirty *bool) bool {
 		*sawDirty = true
 		return true
 	}
-	return onlyFree && (d.chunk < 0 || pt.imagesOff())
+	return onlyFree && (d.imgAt < 0 || pt.imagesOff())
 }
 
 // evictAt demotes the page in frame f, the sweep's spare, if its latch is

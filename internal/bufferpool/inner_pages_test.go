@@ -180,7 +180,7 @@ func TestRoomForImageKeepsProtectedInnerPages(t *testing.T) {
 			continue
 		}
 		d := pt.desc(di)
-		if d.state.Load() == stFrame && pt.innerProtected(d) && d.chunk < 0 {
+		if d.state.Load() == stFrame && pt.innerProtected(d) && d.imgAt < 0 {
 			img, err := p.codec.Compress(nil, pt.frameData(int32(f)))
 			if err != nil {
 				t.Fatal(err)
@@ -200,7 +200,7 @@ func TestRoomForImageKeepsProtectedInnerPages(t *testing.T) {
 		}
 		if !pt.innerProtected(d) {
 			pt.dropImage(d, true)
-		} else if d.chunk >= 0 && !d.dirty.Load() && d.pins.Load() == 0 {
+		} else if d.imgAt >= 0 && !d.dirty.Load() && d.pins.Load() == 0 {
 			d.ref.Store(false)
 			protected++
 		}

@@ -2,7 +2,7 @@ package bufferpool
 
 // The partition's memory: one budget shared by the two tiers.
 //
-// What counts is resident memory: frames and OS pages of the chunk arena
+// What counts is resident memory: frames and OS pages of the image arena
 // that are backed by memory, plus the metadata. resident() + metaBytes()
 // never exceeds the budget when mu is released, with one exception: a
 // chunk of 256 descriptors (27 KiB of metadata) is added before the
@@ -13,7 +13,7 @@ package bufferpool
 // memory freed by one tier is released to the kernel (madvise) before the
 // other tier touches new memory. So the process's memory, not only the
 // bytes in use, stays within the budget, whatever the fragmentation of
-// the chunk arena.
+// the image arena.
 //
 // R is how the budget splits under pressure, not a cap: a tier may use
 // memory the other leaves unused. When memory is needed and the budget is
@@ -24,19 +24,19 @@ package bufferpool
 // with it held, never releasing it.
 
 // resident is the memory the partition's pages occupy: resident frames,
-// free or not, and resident OS pages of the chunk arena.
+// free or not, and resident OS pages of the image arena.
 func (pt *partition) resident() int {
 	return pt.residentFrames*pt.ps + pt.residentPages*osPageSize
 }
 
-// imageBytes is the memory the images occupy (their resident chunk pages).
+// imageBytes is the memory the images occupy (the resident OS pages of their arena).
 func (pt *partition) imageBytes() int { return pt.residentPages * osPageSize }
 
-// used is the memory of the frames and chunks in use.
-func (pt *partition) used() int { return pt.framesUsed*pt.ps + pt.chunksUsed*chunkSize }
+// used is the memory of the frames and image extents in use.
+func (pt *partition) used() int { return pt.framesUsed*pt.ps + pt.imageUsed() }
 
 // roomFor reports whether the budget holds n more frames beside the
-// frames and chunks in use, without evicting anything.
+// frames and image extents in use, without evicting anything.
 func (pt *partition) roomFor(n int) bool { return pt.avail-pt.used() >= n*pt.ps }
 
 // imagesOff reports whether R leaves the images too little memory to
@@ -47,7 +47,7 @@ func (pt *partition) imagesOff() bool { return pt.imageShare < 2*pt.ps }
 // imagesOverShare reports whether the images occupy more than their share
 // and a margin of a few pages: within the margin neither tier takes memory
 // from the other, so memory does not go back and forth at the boundary
-// (frames released, chunk pages compacted) on every load.
+// (frames released, image pages compacted) on every load.
 func (pt *partition) imagesOverShare() bool { return pt.imageBytes() > pt.imageShare+4*pt.ps }
 
 // underPressure reports whether frames have been evicted recently: fewer
@@ -72,7 +72,7 @@ func (pt *partition) copiesFit() bool {
 // of the images held, or half a page.
 func (pt *partition) expectedImage() int {
 	if n := pt.images + pt.redundant; n > 0 {
-		return pt.chunksUsed * chunkSize / n
+		return pt.imageUsed() / n
 	}
 	return pt.ps / 2
 }
@@ -99,11 +99,11 @@ func (pt *partition) shedToBudget() {
 }
 
 // shrinkImages frees image memory until n more bytes fit in the budget:
-// it compacts the chunk arena when that empties an OS page, and evicts
+// it compacts the image arena when that empties an OS page, and evicts
 // images otherwise. It reports false if the images cannot free enough.
 func (pt *partition) shrinkImages(n int) bool {
 	for pt.resident()+n > pt.avail {
-		if pt.compactChunks() {
+		if pt.compactImages() {
 			continue
 		}
 		if !pt.evictImage() {
@@ -117,7 +117,7 @@ func (pt *partition) shrinkImages(n int) bool {
 // within their share the frames give way: a free frame's memory is
 // released, or a frame whose demotion is free (it has a redundant image)
 // is demoted and its memory released. Otherwise (or if no frame can go)
-// an image is evicted and its chunks reused. It reports false if nothing
+// an image is evicted and its granules reused. It reports false if nothing
 // could give memory.
 func (pt *partition) roomForImage() bool {
 	if !pt.imagesOverShareBy(osPageSize) {

@@ -104,8 +104,8 @@ func TestMemoryBudget(t *testing.T) {
 				}
 			}
 			st := p.Stats()
-			t.Logf("R %.2f: RSS grew by %.1f MiB for a %.1f MiB budget (frames %d, images %d + %d redundant, meta %d KiB, hit ratio %.2f+%.2f, chunks moved %d)",
-				st.Share, float64(peak)/(1<<20), float64(budget)/(1<<20), st.Frames, st.Images, st.RedundantImages, st.MetaBytes>>10, st.HitRatioU, st.HitRatioC, st.MovedChunks)
+			t.Logf("R %.2f: RSS grew by %.1f MiB for a %.1f MiB budget (frames %d, images %d + %d redundant, meta %d KiB, hit ratio %.2f+%.2f, images moved %d)",
+				st.Share, float64(peak)/(1<<20), float64(budget)/(1<<20), st.Frames, st.Images, st.RedundantImages, st.MetaBytes>>10, st.HitRatioU, st.HitRatioC, st.MovedImages)
 			// At a fixed share the images must have held redundant copies,
 			// or the bound was not tested with them. At automatic R the
 			// controller may rightly give the images up (under -race or a

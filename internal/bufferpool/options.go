@@ -18,10 +18,6 @@ const (
 	DefaultMinShare           = 0.05
 	DefaultInitialShare       = 0.5
 	DefaultDirtyLimit         = 0.25
-	// chunkSize is the unit of compressed-image memory: images are stored
-	// as chains of 512-byte chunks, so an image wastes under 512 bytes
-	// (3% of an 8 KiB image) and any freed chunk fits any image.
-	chunkSize = 512
 )
 
 // Options configure a Pool. The zero value is valid.

@@ -38,12 +38,13 @@ import (
 type partition struct {
 	pool   *Pool
 	ps     int
-	budget int // bytes: resident frames + resident chunk pages + metadata
+	budget int // bytes: resident frames + resident image pages + metadata
 
 	mu    sync.RWMutex
 	table pageTable // lookups without mu; see table.go
 	// descChunks has a slot for every descriptor chunk the partition
-	// could ever need (each cached page holds a frame or an image chunk),
+	// could ever need (each cached page holds a frame or is one of at
+	// most maxImages images),
 	// filled as needed: the slice itself never changes, so descriptors
 	// can be found without the mutex.
 	descChunks  []atomic.Pointer[[descChunkLen]desc]
@@ -79,16 +80,16 @@ type partition struct {
 	// The controller keeps frames for them (innerCeiling).
 	innerPages atomic.Int64
 
-	// Compressed tier (images.go): images as chains of chunks in OS pages.
-	chunks        *arena
-	chunkNext     []int32
-	chunkOwner    []int32 // chunk → descriptor whose image it holds
-	chunkFree     bitset  // free chunks
-	chunksUsed    int
-	osPageUsed    []uint16 // used chunks per OS page of the chunk arena
-	partialPages  bitset   // resident OS pages with a free chunk
-	freshPages    bitset   // OS pages not backed by memory (every chunk free)
+	// Compressed tier (images.go): each image in an extent of granules
+	// of the image arena (image_arena.go).
+	imgArena      *arena
+	granFree      []uint64 // per OS page of the arena: bit g set = granule g free
+	granStart     []uint64 // per OS page: bit g set = an extent starts at granule g
+	granulesUsed  int
+	partialPages  bitset // resident OS pages with a free granule
+	freshPages    bitset // OS pages not backed by memory (every granule free)
 	residentPages int
+	maxImages     int // images the ring and descriptor slots are sized for
 	imgRing       []imgRef // CLOCK order of images; stale entries skipped lazily
 	imgHead       int      // index of the oldest entry
 	imgLen        int      // entries in the ring
@@ -96,7 +97,7 @@ type partition struct {
 	redundant     int      // images of pages that are also in a frame
 
 	// The split (memory.go).
-	avail      int // budget − metadata: what resident frames and chunk pages may take
+	avail      int // budget − metadata: what resident frames and image pages may take
 	imageShare int // bytes the images keep under pressure: R × avail
 	ghostU     *ghost
 	below      *belowStack // frame evictions not loaded since (depth.go)
@@ -124,7 +125,7 @@ type partStats struct {
 	evictFrames, demotions, promotions    atomic.Int64
 	freeDemotions, keptImages             atomic.Int64
 	evictImages, evictRedundant           atomic.Int64
-	movedChunks, loadErrors               atomic.Int64
+	movedImages, loadErrors               atomic.Int64
 	fbWaits, fbWaitNanos, flushes         atomic.Int64
 	checkpointWrites                      atomic.Int64
 	ghostUonC, ghostUonMiss, ghostConMiss atomic.Int64 // controller inputs, reset each interval
@@ -147,9 +148,8 @@ type imgRef struct {
 func newPartition(p *Pool, budget int) (*partition, error) {
 	ps := p.pageSize
 	maxFrames := budget / ps
-	maxChunks := budget / chunkSize
-	maxChunks -= maxChunks % chunksPerOSPage
-	osPages := maxChunks / chunksPerOSPage
+	osPages := budget / osPageSize
+	maxImages := budget / maxImageBytes
 	pt := &partition{
 		pool:          p,
 		ps:            ps,
@@ -160,36 +160,33 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 		frameIdle:     newBitset(maxFrames),
 		frameResident: make([]bool, maxFrames),
 		sinceEviction: math.MaxInt32,
-		chunkNext:     make([]int32, maxChunks),
-		chunkOwner:    make([]int32, maxChunks),
-		chunkFree:     newBitset(maxChunks),
-		osPageUsed:    make([]uint16, osPages),
+		granFree:      make([]uint64, osPages),
+		granStart:     make([]uint64, osPages),
+		maxImages:     maxImages,
 		partialPages:  newBitset(osPages),
 		freshPages:    newBitset(osPages),
 		cleaned:       make(chan struct{}),
 		loadDone:      make(chan struct{}),
-		descChunks:    make([]atomic.Pointer[[descChunkLen]desc], 2*(maxFrames+maxChunks)/descChunkLen+2),
-		// Room for every possible image (each takes at least a chunk),
-		// and for stale entries beyond the images there are (pushRef
+		descChunks:    make([]atomic.Pointer[[descChunkLen]desc], 2*(maxFrames+maxImages)/descChunkLen+2),
+		// Room for every image the partition may hold (maxImages), and
+		// for stale entries beyond the images there are (pushRef
 		// squeezes them out when it is full): sized once, so its memory is
 		// fixed metadata.
-		imgRing: make([]imgRef, maxChunks+16),
+		imgRing: make([]imgRef, maxImages+16),
 	}
 	for i := range pt.frameDesc {
 		pt.frameDesc[i] = -1
 	}
 	pt.table.resize(tableSlotsFor(0))
-	for c := 0; c < maxChunks; c++ {
-		pt.chunkFree.add(c)
-	}
 	for pg := 0; pg < osPages; pg++ {
+		pt.granFree[pg] = ^uint64(0)
 		pt.freshPages.add(pg)
 	}
 	var err error
 	if pt.frames, err = newArena(maxFrames * ps); err != nil {
 		return nil, err
 	}
-	if pt.chunks, err = newArena(maxChunks * chunkSize); err != nil {
+	if pt.imgArena, err = newArena(osPages * osPageSize); err != nil {
 		pt.frames.close()
 		return nil, err
 	}
@@ -208,7 +205,7 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 
 func (pt *partition) unmap() error {
 	err := pt.frames.close()
-	if e := pt.chunks.close(); err == nil {
+	if e := pt.imgArena.close(); err == nil {
 		err = e
 	}
 	return err
@@ -228,8 +225,8 @@ func (pt *partition) metaBytes() int {
 	ndesc := pt.nDescChunks * descChunkLen
 	return ndesc*(descBytes+4) + pt.table.bytes() +
 		len(pt.frameDesc)*(4+int(unsafe.Sizeof(sync.RWMutex{}))+1) +
-		len(pt.chunkNext)*8 + len(pt.osPageUsed)*2 +
-		pt.frameFree.bytes() + pt.frameIdle.bytes() + pt.chunkFree.bytes() +
+		len(pt.granFree)*8 + len(pt.granStart)*8 +
+		pt.frameFree.bytes() + pt.frameIdle.bytes() +
 		pt.partialPages.bytes() + pt.freshPages.bytes() +
 		len(pt.imgRing)*8 +
 		pt.ghostU.bytes() + pt.ghostC.bytes() + pt.below.bytes()
@@ -244,10 +241,10 @@ func (pt *partition) retarget() {
 	// The compressed ghost covers a tenth of the budget in images of the
 	// current mean size.
 	if n := pt.images + pt.redundant; n > 0 {
-		mean := max(pt.chunksUsed*chunkSize/n, chunkSize)
+		mean := max(pt.imageUsed()/n, maxImageBytes)
 		pt.ghostC.setWindow(pt.budget / 10 / mean)
 	} else {
-		pt.ghostC.setWindow(pt.budget / 10 / max(pt.ps/2, chunkSize))
+		pt.ghostC.setWindow(pt.budget / 10 / max(pt.ps/2, maxImageBytes))
 	}
 	pt.ghostU.setWindow(pt.budget / 10 / pt.ps)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -103,7 +104,7 @@ func checkInvariants(t *testing.T, p *Pool) {
 			}
 			free[di] = true
 		}
-		var frames, images, redundant, chunks, dirty, failed, inner int
+		var frames, images, redundant, granules, dirty, failed, inner int
 		owned := map[int32]int32{}
 		for di := int32(0); di < int32(ndesc); di++ {
 			d := pt.desc(di)
@@ -122,24 +123,33 @@ func checkInvariants(t *testing.T, p *Pool) {
 			}
 			if d.dirty.Load() {
 				dirty++
-				if d.chunk >= 0 {
+				if d.imgAt >= 0 {
 					t.Errorf("part %d: dirty page %d kept an image", pi, d.pageID())
 				}
 			}
-			if d.hasImage.Load() != (d.chunk >= 0) {
-				t.Errorf("part %d: page %d hasImage %v, chunk %d", pi, d.pageID(), d.hasImage.Load(), d.chunk)
+			if d.hasImage.Load() != (d.imgAt >= 0) {
+				t.Errorf("part %d: page %d hasImage %v, chunk %d", pi, d.pageID(), d.hasImage.Load(), d.imgAt)
 			}
-			for c := d.chunk; c >= 0; c = pt.chunkNext[c] {
-				chunks++
-				if pt.chunkFree.has(int(c)) {
-					t.Errorf("part %d: page %d's image uses free chunk %d", pi, d.pageID(), c)
+			if d.imgAt >= 0 {
+				g, k := int(d.imgAt), extentGranules(int(d.imgLen))
+				if pt.extentAt(g) != g || pt.granStart[g/granulesPerPage]&(1<<(g%granulesPerPage)) == 0 {
+					t.Errorf("part %d: page %d's extent at %d has no start bit", pi, d.pageID(), g)
 				}
-				if o, dup := owned[c]; dup {
-					t.Errorf("part %d: chunk %d in the images of descriptors %d and %d", pi, c, o, di)
+				if o := pt.extentOwner(g); o != di {
+					t.Errorf("part %d: extent %d of page %d owned by descriptor %d", pi, g, d.pageID(), o)
 				}
-				owned[c] = di
-				if pt.chunkOwner[c] != di {
-					t.Errorf("part %d: chunk %d of page %d owned by descriptor %d", pi, c, d.pageID(), pt.chunkOwner[c])
+				for c := g; c < g+k; c++ {
+					granules++
+					if pt.granFree[c/granulesPerPage]&(1<<(c%granulesPerPage)) != 0 {
+						t.Errorf("part %d: page %d's image uses free granule %d", pi, d.pageID(), c)
+					}
+					if c > g && pt.granStart[c/granulesPerPage]&(1<<(c%granulesPerPage)) != 0 {
+						t.Errorf("part %d: page %d's extent at %d overlaps the extent at %d", pi, d.pageID(), g, c)
+					}
+					if o, dup := owned[int32(c)]; dup {
+						t.Errorf("part %d: granule %d in the images of descriptors %d and %d", pi, c, o, di)
+					}
+					owned[int32(c)] = di
 				}
 			}
 			switch st {
@@ -148,13 +158,13 @@ func checkInvariants(t *testing.T, p *Pool) {
 				if pt.frameDesc[d.frame.Load()] != di {
 					t.Errorf("part %d: page %d frame %d maps to descriptor %d", pi, d.pageID(), d.frame.Load(), pt.frameDesc[d.frame.Load()])
 				}
-				if d.chunk >= 0 {
+				if d.imgAt >= 0 {
 					redundant++
 				}
 			case stImage:
 				images++
-				if d.chunk < 0 {
-					t.Errorf("part %d: page %d is an image without chunks", pi, d.pageID())
+				if d.imgAt < 0 {
+					t.Errorf("part %d: page %d is an image without an extent", pi, d.pageID())
 				}
 			case stFailed:
 				failed++
@@ -201,22 +211,30 @@ func checkInvariants(t *testing.T, p *Pool) {
 		if int64(inner) != pt.innerPages.Load() {
 			t.Errorf("part %d: innerPages %d, counted %d live descriptors marked inner", pi, pt.innerPages.Load(), inner)
 		}
-		if pt.images != images || pt.redundant != redundant || pt.chunksUsed != chunks {
-			t.Errorf("part %d: images %d redundant %d chunksUsed %d, counted %d images, %d redundant, %d chunks", pi, pt.images, pt.redundant, pt.chunksUsed, images, redundant, chunks)
+		if pt.images != images || pt.redundant != redundant || pt.granulesUsed != granules {
+			t.Errorf("part %d: images %d redundant %d granulesUsed %d, counted %d images, %d redundant, %d granules", pi, pt.images, pt.redundant, pt.granulesUsed, images, redundant, granules)
+		}
+		if images+redundant > pt.maxImages {
+			t.Errorf("part %d: %d images, more than maxImages %d", pi, images+redundant, pt.maxImages)
 		}
 		pages := 0
-		for pg := range pt.osPageUsed {
-			n := 0
-			for c := pg * chunksPerOSPage; c < (pg+1)*chunksPerOSPage; c++ {
-				if !pt.chunkFree.has(c) {
+		for pg, w := range pt.granFree {
+			n := 0 // used granules, from the descriptors
+			for c := pg * granulesPerPage; c < (pg+1)*granulesPerPage; c++ {
+				if _, ok := owned[int32(c)]; ok {
 					n++
 				}
 			}
-			if int(pt.osPageUsed[pg]) != n {
-				t.Errorf("part %d: OS page %d counts %d chunks, has %d", pi, pg, pt.osPageUsed[pg], n)
+			if used := granulesPerPage - bits.OnesCount64(w); used != n {
+				t.Errorf("part %d: OS page %d has %d granules marked used, %d in images", pi, pg, used, n)
 			}
-			if pt.freshPages.has(pg) == (n > 0) || pt.partialPages.has(pg) != (n > 0 && n < chunksPerOSPage) {
-				t.Errorf("part %d: OS page %d with %d chunks: fresh %v partial %v", pi, pg, n, pt.freshPages.has(pg), pt.partialPages.has(pg))
+			for c := pg * granulesPerPage; c < (pg+1)*granulesPerPage; c++ {
+				if _, ok := owned[int32(c)]; !ok && pt.granStart[pg]&(1<<(c%granulesPerPage)) != 0 {
+					t.Errorf("part %d: start bit at free granule %d", pi, c)
+				}
+			}
+			if pt.freshPages.has(pg) == (n > 0) || pt.partialPages.has(pg) != (n > 0 && n < granulesPerPage) {
+				t.Errorf("part %d: OS page %d with %d granules used: fresh %v partial %v", pi, pg, n, pt.freshPages.has(pg), pt.partialPages.has(pg))
 			}
 			if n > 0 {
 				pages++

@@ -112,7 +112,7 @@ type Stats struct {
 	KeptImages         int64
 	ImageEvictions     int64 // images of pages not in a frame dropped
 	RedundantEvictions int64 // redundant images dropped
-	MovedChunks        int64 // chunks moved to give OS pages of images back
+	MovedImages        int64 // images moved to give OS pages of the image arena back
 	DirtyPages         int64
 	Flushes            int64 // pages written back by the page cleaners (in the background)
 	FlushAllWrites     int64 // pages written back by FlushAll (checkpoints, Close)
@@ -151,7 +151,7 @@ func (p *Pool) Stats() Stats {
 		st.KeptImages += s.keptImages.Load()
 		st.ImageEvictions += s.evictImages.Load()
 		st.RedundantEvictions += s.evictRedundant.Load()
-		st.MovedChunks += s.movedChunks.Load()
+		st.MovedImages += s.movedImages.Load()
 		st.Flushes += s.flushes.Load()
 		st.FlushAllWrites += s.checkpointWrites.Load()
 		st.FreeBufferWaits += s.fbWaits.Load()
@@ -163,7 +163,7 @@ func (p *Pool) Stats() Stats {
 		st.InnerPages += pt.innerPages.Load()
 		pt.mu.RLock()
 		st.FrameBytes += int64(pt.framesUsed * pt.ps)
-		st.ImageBytes += int64(pt.chunksUsed * chunkSize)
+		st.ImageBytes += int64(pt.imageUsed())
 		st.MetaBytes += int64(pt.metaBytes())
 		st.ResidentBytes += int64(pt.resident())
 		st.Frames += int64(pt.framesUsed)
