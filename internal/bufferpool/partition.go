@@ -89,7 +89,7 @@ type partition struct {
 	partialPages  bitset // resident OS pages with a free granule
 	freshPages    bitset // OS pages not backed by memory (every granule free)
 	residentPages int
-	maxImages     int // images the ring and descriptor slots are sized for
+	maxImages     int      // images the ring and descriptor slots are sized for
 	imgRing       []imgRef // CLOCK order of images; stale entries skipped lazily
 	imgHead       int      // index of the oldest entry
 	imgLen        int      // entries in the ring
