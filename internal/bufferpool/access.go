@@ -308,7 +308,7 @@ func (pt *partition) beginMiss(id PageID, f int32) loading {
 func (ld loading) fill(pt *partition, buf []byte) (pagestore.Image, error) {
 	frame := pt.frameData(ld.f)
 	if ld.promote {
-		img := pt.imageData(ld.imgAt, ld.imgLen)
+		img := pt.readImage(ld.imgAt, ld.imgLen, buf)
 		start := time.Now()
 		err := codec.Decompress(ld.codec, frame, img)
 		pt.pool.timing.addDecom(ld.codec, time.Since(start))
@@ -335,7 +335,7 @@ func (pt *partition) finishLoad(ld loading, img pagestore.Image) {
 	if ld.promote {
 		pt.images--
 		if pt.imagesOff() || !keepImages || !pt.copiesFit() {
-			pt.freeImage(d.imgAt, int(d.imgLen))
+			pt.freeImage(d.imgAt)
 			d.imgAt, d.imgLen = -1, 0
 			d.hasImage.Store(false)
 		} else {

@@ -97,6 +97,24 @@ func (s *bitset) first() int {
 	return -1
 }
 
+// nextAfter returns the lowest member above i, or -1.
+func (s *bitset) nextAfter(i int) int {
+	i++
+	if i >= len(s.words)*64 {
+		return -1
+	}
+	w := s.words[i/64] &^ (1<<(i%64) - 1) // bits i%64..63
+	for wi := i / 64; ; {
+		if w != 0 {
+			return wi*64 + bits.TrailingZeros64(w)
+		}
+		if wi++; wi == len(s.words) {
+			return -1
+		}
+		w = s.words[wi]
+	}
+}
+
 // last returns the highest member, or -1.
 func (s *bitset) last() int {
 	if s.n == 0 {

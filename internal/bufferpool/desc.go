@@ -12,7 +12,7 @@ import (
 // Lock rules: a descriptor's state, id and frame change, and its
 // non-atomic fields (imgAt, imgLen, codec, gen, compressed) are read and
 // written, only under the partition mutex, with one exception: the
-// goroutine that loads a page (state stLoading) reads the extent of its
+// goroutine that loads a page (state stLoading) reads the pieces of its
 // image without the mutex, and nothing frees or moves them meanwhile. The
 // atomic fields are read without the mutex by hits (state, id, frame,
 // ref; see tryHit) and changed by page holders (dirty, and pins when they
@@ -67,7 +67,7 @@ type desc struct {
 	// from or written to the store), for the controller's on/off gate.
 	compressed bool
 	frame      atomic.Int32 // frame index, or -1; atomic for tryHit
-	imgAt      int32        // first granule of the image's extent (image_arena.go), or -1
+	imgAt      int32        // granule of the image's first piece (image_arena.go), or -1
 	imgLen     int32
 	gen        uint32 // bumped each time the image enters the image ring (see imgRing)
 	// evictedAt is the partition's count of frame evictions when the page

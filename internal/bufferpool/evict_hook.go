@@ -35,7 +35,9 @@ func (pt *partition) offerImage(d *desc) {
 	if sink == nil || d.imgAt < 0 || !sink.WantsEvicted(d.pageID(), int(d.imgLen)) {
 		return
 	}
-	sink.OfferEvicted(d.pageID(), d.codec, pt.imageData(d.imgAt, int(d.imgLen)), false)
+	bp := pt.pool.getScratch()
+	sink.OfferEvicted(d.pageID(), d.codec, pt.readImage(d.imgAt, int(d.imgLen), *bp), false)
+	pt.pool.putScratch(bp, nil)
 }
 
 // offerBytes offers img (codec c), the image of clean page id just made by

@@ -2,7 +2,9 @@ package bufferpool
 
 import (
 	"bytes"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stratadb/strata/internal/codec"
@@ -10,26 +12,26 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// TestFindRunMatchesBruteForce checks the first-fit search of the image
-// arena against a granule-by-granule search, on random arenas: runs that
-// cross OS pages, runs inside one, pages not backed by memory that a run
-// may cover only as far as the budget allows, and the limit compaction
-// passes.
-func TestFindRunMatchesBruteForce(t *testing.T) {
+// TestPlanPiecesTakesLowestFreeGranules checks the plan of an image's
+// pieces on random arenas: pieces in free granules, each within an OS
+// page, resident pages below the limit first and in address order, taking
+// every free run below the last one, then at most fresh pages not backed
+// by memory; and the plan holds the image exactly when the free runs can.
+func TestPlanPiecesTakesLowestFreeGranules(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for iter := 0; iter < 20000; iter++ {
 		pages := 1 + rng.IntN(6)
-		pt := &partition{granFree: make([]uint64, pages), partialPages: newBitset(pages), freshPages: newBitset(pages)}
+		pt := &partition{granFree: make([]uint64, pages), granStart: make([]uint64, pages), partialPages: newBitset(pages), freshPages: newBitset(pages)}
 		for pg := range pages {
 			switch rng.IntN(4) {
 			case 0:
 				pt.granFree[pg] = ^uint64(0)
 				pt.freshPages.add(pg)
+				continue
 			case 1:
 				pt.granFree[pg] = 0
 			default:
-				// Free granules in runs of random lengths.
-				var w uint64
+				var w uint64 // free granules in runs of random lengths
 				for b := 0; b < 64; {
 					n := 1 + rng.IntN(24)
 					if rng.IntN(2) == 0 {
@@ -42,50 +44,104 @@ func TestFindRunMatchesBruteForce(t *testing.T) {
 				}
 				pt.granFree[pg] = w
 			}
-			if !pt.freshPages.has(pg) && pt.granFree[pg] != 0 {
+			pt.residentPages++
+			pt.granulesUsed += 64 - bits.OnesCount64(pt.granFree[pg])
+			if pt.granFree[pg] != 0 {
 				pt.partialPages.add(pg)
 			}
 		}
-		k := 1 + rng.IntN(140)
+		n := 1 + rng.IntN(9000)
 		fresh := rng.IntN(3)
 		limit := rng.IntN(pages + 1)
-		got := pt.findRun(k, fresh, limit)
-		want := -1
-		for g := 0; g+k <= limit*granulesPerPage && want < 0; g++ {
-			ok, newPages := true, 0
-			for c := g; c < g+k && ok; c++ {
-				ok = pt.granFree[c/granulesPerPage]&(1<<(c%granulesPerPage)) != 0
-				if c%granulesPerPage == 0 || c == g {
-					if pt.freshPages.has(c / granulesPerPage) {
-						newPages++
-					}
+		ok := pt.planPieces(n, fresh, limit)
+		// What the free runs below the limit can hold, one piece each.
+		capacity, freshLeft := 0, fresh
+		for pg := 0; pg < limit; pg++ {
+			if pt.freshPages.has(pg) {
+				if freshLeft > 0 {
+					capacity += granulesPerPage*granuleSize - pieceHeader
+					freshLeft--
 				}
+				continue
 			}
-			if ok && newPages <= fresh {
-				want = g
+			for w := pt.granFree[pg]; w != 0; {
+				lo := bits.TrailingZeros64(w)
+				run := bits.TrailingZeros64(^(w >> lo))
+				capacity += run*granuleSize - pieceHeader
+				w &^= rangeMask(lo, lo+run)
 			}
 		}
-		if got != want {
-			t.Fatalf("iteration %d: findRun(k %d, fresh %d, limit %d) = %d, want %d; pages %x, fresh pages %v",
-				iter, k, fresh, limit, got, want, pt.granFree, pt.freshPages.words)
+		if ok != (capacity >= n) {
+			t.Fatalf("iteration %d: plan of %d bytes %v, the free runs below page %d hold %d (fresh %d)", iter, n, ok, limit, capacity, fresh)
+		}
+		if !ok {
+			continue
+		}
+		held, freshUsed, prev, seenFresh := 0, 0, -1, false
+		for i, p := range pt.plan {
+			g, k := int(p.g), int(p.k)
+			pg := g / granulesPerPage
+			if pg >= limit || g%granulesPerPage+k > granulesPerPage || k < 1 {
+				t.Fatalf("iteration %d: piece %d at %d of %d granules (limit page %d)", iter, i, g, k, limit)
+			}
+			if m := rangeMask(g%granulesPerPage, g%granulesPerPage+k); pt.granFree[pg]&m != m {
+				t.Fatalf("iteration %d: piece at %d of %d granules takes used granules", iter, g, k)
+			}
+			isFresh := pt.freshPages.has(pg)
+			if isFresh {
+				freshUsed++
+				seenFresh = true
+			} else if seenFresh {
+				t.Fatalf("iteration %d: a resident piece at %d after a fresh page", iter, g)
+			}
+			if !isFresh && g <= prev {
+				t.Fatalf("iteration %d: pieces out of address order (%d after %d)", iter, g, prev)
+			}
+			if i < len(pt.plan)-1 && !isFresh {
+				// Not the last: the whole free run.
+				if e := g%granulesPerPage + k; e < granulesPerPage && pt.granFree[pg]&(1<<e) != 0 {
+					t.Fatalf("iteration %d: piece at %d stops before the end of its free run", iter, g)
+				}
+			}
+			if !isFresh {
+				prev = g
+			}
+			held += k*granuleSize - pieceHeader
+		}
+		if freshUsed > fresh {
+			t.Fatalf("iteration %d: %d fresh pages used, %d allowed", iter, freshUsed, fresh)
+		}
+		if last := pt.plan[len(pt.plan)-1]; held < n || held-n >= granuleSize {
+			t.Fatalf("iteration %d: the pieces hold %d bytes for %d (last piece %d granules)", iter, held, n, last.k)
+		}
+		// First fit: no free resident granule below the last resident
+		// piece is left out.
+		if prev >= 0 {
+			taken := make([]uint64, pages)
+			for _, p := range pt.plan {
+				taken[p.g/granulesPerPage] |= rangeMask(int(p.g)%granulesPerPage, int(p.g)%granulesPerPage+int(p.k))
+			}
+			for c := 0; c < prev; c++ {
+				pg := c / granulesPerPage
+				if !pt.freshPages.has(pg) && pt.granFree[pg]&(1<<(c%granulesPerPage)) != 0 && taken[pg]&(1<<(c%granulesPerPage)) == 0 {
+					t.Fatalf("iteration %d: free granule %d below the last resident piece %d left out", iter, c, prev)
+				}
+			}
 		}
 	}
 }
 
-// TestRunStarts checks the in-word run search against a bit-by-bit one.
-func TestRunStarts(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	for iter := 0; iter < 10000; iter++ {
-		w := rng.Uint64() | rng.Uint64() | rng.Uint64() // long runs of ones
-		k := 1 + rng.IntN(64)
-		var want uint64
-		for i := 0; i+k <= 64; i++ {
-			if rangeMask(i, i+k)&w == rangeMask(i, i+k) {
-				want |= 1 << i
-			}
-		}
-		if got := runStarts(w, k); got != want {
-			t.Fatalf("runStarts(%x, %d) = %x, want %x", w, k, got, want)
+// TestBitsetNextAfter checks the query planPieces walks up with.
+func TestBitsetNextAfter(t *testing.T) {
+	s := newBitset(200)
+	for _, i := range []int{0, 5, 63, 64, 130, 199} {
+		s.add(i)
+	}
+	for _, c := range []struct{ after, want int }{
+		{-1, 0}, {0, 5}, {5, 63}, {62, 63}, {63, 64}, {64, 130}, {129, 130}, {130, 199}, {199, -1}, {250, -1},
+	} {
+		if got := s.nextAfter(c.after); got != c.want {
+			t.Errorf("nextAfter(%d) = %d, want %d", c.after, got, c.want)
 		}
 	}
 }
@@ -117,16 +173,20 @@ func attachTestImage(t *testing.T, pt *partition, id PageID, n int, fill byte) i
 }
 
 // TestCompactionSkipsPageOfPromotion: the highest partly used OS page of
-// the image arena holds the extent of an image being promoted (read
+// the image arena holds a piece of an image being promoted (read
 // without mu), so it cannot be emptied. Compaction must empty the next
 // lower page it can, instead of failing (its caller then evicted images,
 // in CLOCK order, until some OS page happened to empty: many evictions for
 // one page), and must not move the promoted image.
 func TestCompactionSkipsPageOfPromotion(t *testing.T) {
 	p, pt := arenaPartition(t)
-	pt.mu.Lock()
-	// 16 extents of 16 granules: four to an OS page, pages 0-3.
-	n := 16*granuleSize - extentHeader
+	withLock(pt, func() { compactionSkipsPageOfPromotion(t, pt) })
+	checkInvariants(t, p)
+}
+
+func compactionSkipsPageOfPromotion(t *testing.T, pt *partition) {
+	// 16 images of one 16-granule piece: four to an OS page, pages 0-3.
+	n := 16*granuleSize - pieceHeader
 	var dis []int32
 	for i := range 16 {
 		dis = append(dis, attachTestImage(t, pt, PageID(i), n, byte(i)))
@@ -167,63 +227,138 @@ func TestCompactionSkipsPageOfPromotion(t *testing.T) {
 	if !pt.freshPages.has(2) || pt.residentPages != resident-1 {
 		t.Errorf("page 2 released %v, resident pages %d → %d", pt.freshPages.has(2), resident, pt.residentPages)
 	}
-	if got := pt.imageData(moved.imgAt, int(moved.imgLen)); !bytes.Equal(got, bytes.Repeat([]byte{10}, n)) {
+	if got := pt.readImage(moved.imgAt, int(moved.imgLen), nil); !bytes.Equal(got, bytes.Repeat([]byte{10}, n)) {
 		t.Error("the moved image's bytes changed")
 	}
 	if pt.st.movedImages.Load() != 1 {
 		t.Errorf("%d images moved, want 1", pt.st.movedImages.Load())
 	}
-	pt.mu.Unlock()
+}
+
+// withLock runs f with pt's mutex held, and releases it however f ends
+// (a t.Fatal in f would otherwise leave it held, and the pool's Close in
+// the test's cleanup would wait for it forever).
+func withLock(pt *partition, f func()) {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	f()
+}
+
+// TestCompactionSplitsPieces: a piece that no single hole below can take
+// moves into several, linked in its place in the image's chain, and its
+// OS page goes back to the kernel.
+func TestCompactionSplitsPieces(t *testing.T) {
+	p, pt := arenaPartition(t)
+	withLock(pt, func() { compactionSplitsPieces(t, pt) })
 	checkInvariants(t, p)
 }
 
-// TestCompactionMovesExtentsAcrossPages: an extent that starts in the page
-// below the one compaction empties, and one that reaches into the page
-// above, are moved whole, and the page goes back to the kernel.
-func TestCompactionMovesExtentsAcrossPages(t *testing.T) {
-	p, pt := arenaPartition(t)
-	pt.mu.Lock()
-	// Extents of 40 granules: 0-39, 40-79 (crosses into page 1), 80-119,
-	// 120-159 (crosses into page 2), 160-199.
-	n := 40*granuleSize - extentHeader
+func compactionSplitsPieces(t *testing.T, pt *partition) {
+	small, large := 8*granuleSize-pieceHeader, 16*granuleSize-pieceHeader
 	var dis []int32
-	for i := range 5 {
-		dis = append(dis, attachTestImage(t, pt, PageID(i), n, byte(i+1)))
+	for i := range 8 { // page 0: eight 8-granule images
+		dis = append(dis, attachTestImage(t, pt, PageID(i), small, byte(i)))
 	}
-	// Free the first: a 40-granule hole in page 0. Page 1 (64-127) holds
-	// parts of the extents at 40 and 120 and the whole one at 80.
-	pt.dropImage(pt.desc(dis[0]), false)
-	pt.retire(dis[0])
-	// Only 40 granules are free below page 2: the first extent
-	// overlapping it (120, from page 1) moves whole into the hole; the
-	// next (160) finds no room and stays.
-	if pt.emptyOSPage(2) {
-		t.Error("page 2 emptied with room below it for one of its two extents")
+	for i := 8; i < 20; i++ { // pages 1-3: four 16-granule images each
+		dis = append(dis, attachTestImage(t, pt, PageID(i), large, byte(i)))
 	}
-	if got := pt.desc(dis[3]).imgAt; got != 0 {
-		t.Errorf("the extent at 120 moved to %d, want 0", got)
+	drop := func(i int) {
+		pt.dropImage(pt.desc(dis[i]), false)
+		pt.retire(dis[i])
 	}
-	if got := pt.desc(dis[4]).imgAt; got != 160 {
-		t.Errorf("the extent at 160 moved to %d with no room for it", got)
+	// Three 8-granule holes in page 0 (granules 8, 24, 40); page 3 keeps
+	// one image, at granule 192.
+	drop(1)
+	drop(3)
+	drop(5)
+	drop(17)
+	drop(18)
+	drop(19)
+	d := pt.desc(dis[16])
+	if d.imgAt != 192 {
+		t.Fatalf("image 16 at granule %d, want 192", d.imgAt)
 	}
-	// Free the extent at 40: now 160 fits below page 2, which empties.
-	pt.dropImage(pt.desc(dis[1]), false)
-	pt.retire(dis[1])
-	if !pt.emptyOSPage(2) || !pt.freshPages.has(2) {
-		t.Errorf("page 2 not emptied with room below it (fresh %v)", pt.freshPages.has(2))
+	if !pt.emptyOSPage(3) || !pt.freshPages.has(3) {
+		t.Fatalf("page 3 not emptied into the holes below (fresh %v)", pt.freshPages.has(3))
 	}
-	if got := pt.desc(dis[4]).imgAt; got != 40 {
-		t.Errorf("the extent at 160 moved to %d, want 40", got)
+	var chain []int32
+	for g := d.imgAt; g >= 0; {
+		chain = append(chain, g)
+		_, next, _ := pt.pieceAt(g)
+		g = next
 	}
-	dis = append(dis[:1], dis[2:]...)
-	for i, di := range dis[1:] {
-		d := pt.desc(di)
-		if got := pt.imageData(d.imgAt, int(d.imgLen)); !bytes.Equal(got, bytes.Repeat([]byte{byte(i + 3)}, n)) {
-			t.Errorf("image %d's bytes changed after the move", i+2)
+	if want := []int32{8, 24, 40}; !slices.Equal(chain, want) {
+		t.Errorf("the moved image's pieces at %v, want %v", chain, want)
+	}
+	if got := pt.readImage(d.imgAt, int(d.imgLen), nil); !bytes.Equal(got, bytes.Repeat([]byte{16}, large)) {
+		t.Error("the moved image's bytes changed")
+	}
+}
+
+// TestImageArenaModel attaches and drops images of random sizes (one byte
+// to two pages), compacts at random, and checks every image's bytes
+// against a map and the arena's books against the descriptors.
+func TestImageArenaModel(t *testing.T) {
+	p, pt := arenaPartition(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	model := map[PageID][]byte{}
+	dis := map[PageID]int32{}
+	next := PageID(0)
+	for step := 0; step < 4000; step++ {
+		withLock(pt, func() { arenaModelStep(t, pt, rng, step, model, dis, &next) })
+		if step%500 == 0 {
+			checkInvariants(t, p)
 		}
 	}
-	pt.mu.Unlock()
-	checkInvariants(t, p)
+	if len(model) == 0 || pt.st.movedImages.Load() == 0 {
+		t.Fatalf("%d images held at the end, %d pieces moved: the test did not exercise the arena", len(model), pt.st.movedImages.Load())
+	}
+}
+
+// arenaModelStep is one step of TestImageArenaModel, with mu held.
+func arenaModelStep(t *testing.T, pt *partition, rng *rand.Rand, step int, model map[PageID][]byte, dis map[PageID]int32, next *PageID) {
+	{
+		switch r := rng.IntN(10); {
+		case r < 5 || len(model) == 0:
+			img := make([]byte, 1+rng.IntN(2*testPageSize))
+			for i := range img {
+				img[i] = byte(rng.Uint32())
+			}
+			di, d := pt.allocDesc(*next)
+			d.state.Store(stImage)
+			if pt.attachImage(di, img, codec.LZ4, false) {
+				model[*next], dis[*next] = img, di
+			} else {
+				pt.retire(di)
+			}
+			*next++
+		case r < 9:
+			for id := range model { // a random one
+				pt.dropImage(pt.desc(dis[id]), false)
+				pt.retire(dis[id])
+				delete(model, id)
+				delete(dis, id)
+				break
+			}
+		default:
+			pt.compactImages()
+		}
+		// Images the pool evicted to make room are gone from the model.
+		for id, di := range dis {
+			if d := pt.desc(di); d.state.Load() != stImage || d.pageID() != id {
+				delete(model, id)
+				delete(dis, id)
+			}
+		}
+		if step%100 == 0 {
+			for id, img := range model {
+				d := pt.desc(dis[id])
+				if got := pt.readImage(d.imgAt, int(d.imgLen), nil); !bytes.Equal(got, img) {
+					t.Fatalf("step %d: page %d's image changed", step, id)
+				}
+			}
+		}
+	}
 }
 
 // TestImagesTakeTheirSize: with 4 KiB pages that compress to about 780
@@ -277,10 +412,13 @@ func TestImagesTakeTheirSize(t *testing.T) {
 	pt := p.parts[0]
 	pt.mu.Lock()
 	images := pt.images + pt.redundant
-	var imgBytes int
+	var imgBytes, pieces int
 	for di := int32(0); di < int32(pt.nDescChunks*descChunkLen); di++ {
 		if d := pt.desc(di); d.state.Load() != stFree && d.imgAt >= 0 {
 			imgBytes += int(d.imgLen)
+			for g := d.imgAt; g >= 0; pieces++ {
+				_, g, _ = pt.pieceAt(g)
+			}
 		}
 	}
 	used, resident := pt.imageUsed(), pt.imageBytes()
@@ -290,10 +428,13 @@ func TestImagesTakeTheirSize(t *testing.T) {
 		t.Fatalf("only %d images held: the test needs the compressed tier full", images)
 	}
 	mean := imgBytes / images
-	t.Logf("%d images of %d bytes on average: %d bytes of extents (%.3f×), %d resident (%.3f×)",
-		images, mean, used, float64(used)/float64(imgBytes), resident, float64(resident)/float64(imgBytes))
-	if limit := imgBytes + images*(extentHeader+granuleSize); used > limit {
-		t.Errorf("images of %d bytes take %d bytes of extents, more than a header and a granule each (%d)", imgBytes, used, limit)
+	t.Logf("%d images of %d bytes on average in %d pieces: %d bytes of granules (%.3f×), %d resident (%.3f×)",
+		images, mean, pieces, used, float64(used)/float64(imgBytes), resident, float64(resident)/float64(imgBytes))
+	if limit := imgBytes + pieces*(pieceHeader+granuleSize); used > limit {
+		t.Errorf("images of %d bytes in %d pieces take %d bytes of granules, more than a header and a granule a piece (%d)", imgBytes, pieces, used, limit)
+	}
+	if pieces > 2*images {
+		t.Errorf("%d images in %d pieces: more than two each", images, pieces)
 	}
 	if float64(resident) > 1.1*float64(imgBytes) {
 		t.Errorf("images of %d bytes keep %d bytes resident (%.2f×): the arena is fragmented", imgBytes, resident, float64(resident)/float64(imgBytes))

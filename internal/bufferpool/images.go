@@ -2,7 +2,7 @@ package bufferpool
 
 import "github.com/stratadb/strata/internal/codec"
 
-// The compressed tier: images (each in an extent of the image arena,
+// The compressed tier: images (each in pieces in the image arena,
 // image_arena.go), their CLOCK ring, and their eviction.
 //
 // An image is either the only copy of a page (state stImage: "sole") or a
@@ -71,7 +71,7 @@ func (pt *partition) dropImage(d *desc, redundant bool) {
 	if d.imgAt < 0 {
 		return
 	}
-	pt.freeImage(d.imgAt, int(d.imgLen))
+	pt.freeImage(d.imgAt)
 	d.imgAt, d.imgLen = -1, 0
 	d.hasImage.Store(false)
 	d.compressed = false

@@ -80,15 +80,16 @@ type partition struct {
 	// The controller keeps frames for them (innerCeiling).
 	innerPages atomic.Int64
 
-	// Compressed tier (images.go): each image in an extent of granules
-	// of the image arena (image_arena.go).
+	// Compressed tier (images.go): each image in pieces of granules of
+	// the image arena (image_arena.go).
 	imgArena      *arena
 	granFree      []uint64 // per OS page of the arena: bit g set = granule g free
-	granStart     []uint64 // per OS page: bit g set = an extent starts at granule g
+	granStart     []uint64 // per OS page: bit g set = a piece starts at granule g
 	granulesUsed  int
 	partialPages  bitset // resident OS pages with a free granule
 	freshPages    bitset // OS pages not backed by memory (every granule free)
 	residentPages int
+	plan          []piece  // planPieces' result
 	maxImages     int      // images the ring and descriptor slots are sized for
 	imgRing       []imgRef // CLOCK order of images; stale entries skipped lazily
 	imgHead       int      // index of the oldest entry

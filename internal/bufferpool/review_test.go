@@ -131,25 +131,41 @@ func checkInvariants(t *testing.T, p *Pool) {
 				t.Errorf("part %d: page %d hasImage %v, chunk %d", pi, d.pageID(), d.hasImage.Load(), d.imgAt)
 			}
 			if d.imgAt >= 0 {
-				g, k := int(d.imgAt), extentGranules(int(d.imgLen))
-				if pt.extentAt(g) != g || pt.granStart[g/granulesPerPage]&(1<<(g%granulesPerPage)) == 0 {
-					t.Errorf("part %d: page %d's extent at %d has no start bit", pi, d.pageID(), g)
+				held := 0
+				for g, n := d.imgAt, 0; g >= 0; n++ {
+					if n > 1000 {
+						t.Errorf("part %d: page %d's pieces loop", pi, d.pageID())
+						break
+					}
+					owner, next, bytes := pt.pieceAt(g)
+					if owner != di {
+						t.Errorf("part %d: piece %d of page %d owned by descriptor %d", pi, g, d.pageID(), owner)
+					}
+					if pt.granStart[g/granulesPerPage]&(1<<(g%granulesPerPage)) == 0 {
+						t.Errorf("part %d: page %d's piece at %d has no start bit", pi, d.pageID(), g)
+					}
+					k := pieceGranules(bytes)
+					if int(g)%granulesPerPage+k > granulesPerPage {
+						t.Errorf("part %d: page %d's piece at %d (%d granules) crosses an OS page", pi, d.pageID(), g, k)
+					}
+					for c := int(g); c < int(g)+k; c++ {
+						granules++
+						if pt.granFree[c/granulesPerPage]&(1<<(c%granulesPerPage)) != 0 {
+							t.Errorf("part %d: page %d's image uses free granule %d", pi, d.pageID(), c)
+						}
+						if c > int(g) && pt.granStart[c/granulesPerPage]&(1<<(c%granulesPerPage)) != 0 {
+							t.Errorf("part %d: page %d's piece at %d overlaps the piece at %d", pi, d.pageID(), g, c)
+						}
+						if o, dup := owned[int32(c)]; dup {
+							t.Errorf("part %d: granule %d in the images of descriptors %d and %d", pi, c, o, di)
+						}
+						owned[int32(c)] = di
+					}
+					held += bytes
+					g = next
 				}
-				if o := pt.extentOwner(g); o != di {
-					t.Errorf("part %d: extent %d of page %d owned by descriptor %d", pi, g, d.pageID(), o)
-				}
-				for c := g; c < g+k; c++ {
-					granules++
-					if pt.granFree[c/granulesPerPage]&(1<<(c%granulesPerPage)) != 0 {
-						t.Errorf("part %d: page %d's image uses free granule %d", pi, d.pageID(), c)
-					}
-					if c > g && pt.granStart[c/granulesPerPage]&(1<<(c%granulesPerPage)) != 0 {
-						t.Errorf("part %d: page %d's extent at %d overlaps the extent at %d", pi, d.pageID(), g, c)
-					}
-					if o, dup := owned[int32(c)]; dup {
-						t.Errorf("part %d: granule %d in the images of descriptors %d and %d", pi, c, o, di)
-					}
-					owned[int32(c)] = di
+				if held != int(d.imgLen) {
+					t.Errorf("part %d: page %d's pieces hold %d bytes of its %d-byte image", pi, d.pageID(), held, d.imgLen)
 				}
 			}
 			switch st {
