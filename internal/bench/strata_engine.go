@@ -384,7 +384,7 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.image_evictions"] = float64(p.ImageEvictions - b.ImageEvictions)
 	m["pool.redundant_evictions"] = float64(p.RedundantEvictions - b.RedundantEvictions)
 	m["pool.redundant_images"] = float64(p.RedundantImages)
-	m["pool.moved_images"] = float64(p.MovedImages - b.MovedImages)
+	m["pool.moved_pieces"] = float64(p.MovedPieces - b.MovedPieces)
 	if p.Compressing {
 		m["pool.compressing"] = 1
 	} else {

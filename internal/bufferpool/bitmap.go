@@ -5,7 +5,7 @@ import "math/bits"
 // This file holds the pool's bit sets. They are plain data: the partition
 // that owns one guards it with its mutex.
 
-// freeBitmap tracks free slots (frames or image chunks) and hands out the
+// freeBitmap tracks free slots (frames) and hands out the
 // lowest free one, so that the slots in use stay packed at the start of
 // their arena and the memory above them can be given back to the kernel.
 type freeBitmap struct {
@@ -59,7 +59,7 @@ func (b *freeBitmap) isFree(slot int) bool { return b.words[slot/64]&(1<<(slot%6
 func (b *freeBitmap) bytes() int { return len(b.words) * 8 }
 
 // bitset is a set of small integers with lowest and highest member
-// queries: the chunk arena's sets of pages (partly used, untouched) and
+// queries: the image arena's sets of pages (partly used, untouched) and
 // the frames that are free but still backed by memory.
 type bitset struct {
 	words []uint64

@@ -13,8 +13,8 @@
 //     outside the Go heap, addressed by frame index;
 //   - compressed images — the bytes the page store keeps on disk, or a
 //     demoted page compressed with the pool's codec — each stored in
-//     pieces of 64-byte granules of a second arena, compacted when it
-//     shrinks.
+//     pieces of granules (64 bytes with 4 KiB OS pages) of a second
+//     arena, compacted when it shrinks.
 //
 // R, the images' share, is how the budget splits under pressure, not a cap:
 // a tier uses the memory the other leaves unused and gives it back when the

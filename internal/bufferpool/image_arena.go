@@ -13,9 +13,11 @@ import (
 // pieceHeader: the descriptor that owns it (so that compaction can find
 // whose piece it moves), the first granule of the next piece (-1 for the
 // last), and how many of the image's bytes it holds, which follow. An image
-// usually takes one or two pieces, and n bytes in p pieces take n + 10p
-// bytes rounded up to a granule: a 770-byte image (a 4 KiB JSON page)
-// takes 832 bytes, where chains of 512-byte chunks took 1,024.
+// usually takes one or two pieces. As allocImage writes them, every piece
+// but the last is full, so n bytes in p pieces take n + 10p bytes rounded
+// up to a granule: a 770-byte image (a 4 KiB JSON page) takes 832 bytes,
+// where chains of 512-byte chunks took 1,024. (Compaction may leave
+// several pieces partly filled.)
 //
 // The bookkeeping is two bits per granule, one 64-bit word per OS page:
 // granFree (the granule is free) and granStart (a piece starts at it).
@@ -62,6 +64,9 @@ type piece struct{ g, k int32 }
 // granules of resident OS pages, then new memory the budget allows, and
 // failing both makes room by the split (roomForImage).
 func (pt *partition) allocImage(img []byte, owner int32) int32 {
+	if len(img) == 0 {
+		return -1 // nothing to keep: the page is not held as an image
+	}
 	for {
 		fresh := 0
 		if room := pt.avail - pt.resident(); room > 0 {
@@ -228,24 +233,26 @@ func (pt *partition) freeRun(g, k int) {
 // can, by moving its pieces into free granules of lower pages, and so
 // gives the page back to the kernel. It tries only a page whose used
 // granules the free granules of the pages below could take, and not one
-// holding a piece of an image being promoted (read without mu): it then
-// tries the next lower partly used page, up to compactTries pages (a
-// promotion that holds the highest page would otherwise make every call
-// fail, and its caller evict images instead). It reports whether a page
-// was released.
+// holding a piece of an image being promoted (read without mu); if a page
+// cannot be emptied it tries the next lower partly used page, up to
+// compactTries pages (a promotion that holds the highest page would
+// otherwise make every call fail, and its caller evict images instead).
+// It reports whether a page was released.
 func (pt *partition) compactImages() bool {
-	free := pt.freeGranules()
-	if free < granulesPerPage {
+	if pt.freeGranules() < granulesPerPage {
 		return false
 	}
 	above := 0 // free granules in the pages skipped, above src
 	for src, tries := pt.partialPages.last(), 0; src >= 0 && tries < compactTries; src, tries = pt.partialPages.lastBelow(src), tries+1 {
 		unused := bits.OnesCount64(pt.granFree[src])
 		used := granulesPerPage - unused
-		if free-above-unused >= used && !pt.holdsLoadingPiece(src) {
-			return pt.emptyOSPage(src)
+		// The count of free granules below may still not take the page's
+		// pieces (a header per run they are split into): then the next
+		// page down is tried, with the pieces moved so far kept lower.
+		if pt.freeGranules()-above-unused >= used && !pt.holdsLoadingPiece(src) && pt.emptyOSPage(src) {
+			return true
 		}
-		above += unused
+		above += bits.OnesCount64(pt.granFree[src]) // src may have fewer pieces now
 	}
 	return false
 }
@@ -304,6 +311,6 @@ func (pt *partition) movePiece(g int32, limit int) bool {
 		pt.setNext(p, pt.plan[0].g)
 	}
 	pt.freeRun(int(g), pieceGranules(n))
-	pt.st.movedImages.Add(1)
+	pt.st.movedPieces.Add(1)
 	return true
 }

@@ -32,11 +32,11 @@ func (pt *partition) resident() int {
 // imageBytes is the memory the images occupy (the resident OS pages of their arena).
 func (pt *partition) imageBytes() int { return pt.residentPages * osPageSize }
 
-// used is the memory of the frames and image extents in use.
+// used is the memory of the frames and image pieces in use.
 func (pt *partition) used() int { return pt.framesUsed*pt.ps + pt.imageUsed() }
 
 // roomFor reports whether the budget holds n more frames beside the
-// frames and image extents in use, without evicting anything.
+// frames and image pieces in use, without evicting anything.
 func (pt *partition) roomFor(n int) bool { return pt.avail-pt.used() >= n*pt.ps }
 
 // imagesOff reports whether R leaves the images too little memory to

@@ -36,7 +36,7 @@ const memoryOverhead = 6 << 20
 // TestMemoryBudget reads a data set ten times the cache size at random,
 // through both tiers (R fixed at 0.5) and with automatic R, with pages
 // keeping the images they were read from (redundant images, which the
-// compressed tier evicts first and whose chunks fragment the chunk arena),
+// compressed tier evicts first and whose pieces fragment the image arena),
 // and checks that the pool's resident memory and metadata never exceed the
 // budget and that the process's resident memory grows by no more than the
 // budget plus memoryOverhead. Pages come from a real directory with direct
@@ -97,15 +97,15 @@ func TestMemoryBudget(t *testing.T) {
 						t.Fatalf("pool accounts %d bytes in use, budget %d", used, budget)
 					}
 					// Resident memory, not only the bytes in use: free frames
-					// kept for reuse and partly used chunk pages count.
+					// kept for reuse and partly used image arena pages count.
 					if st.ResidentBytes+st.MetaBytes > budget {
 						t.Fatalf("pool resident %d + meta %d bytes, budget %d", st.ResidentBytes, st.MetaBytes, budget)
 					}
 				}
 			}
 			st := p.Stats()
-			t.Logf("R %.2f: RSS grew by %.1f MiB for a %.1f MiB budget (frames %d, images %d + %d redundant, meta %d KiB, hit ratio %.2f+%.2f, images moved %d)",
-				st.Share, float64(peak)/(1<<20), float64(budget)/(1<<20), st.Frames, st.Images, st.RedundantImages, st.MetaBytes>>10, st.HitRatioU, st.HitRatioC, st.MovedImages)
+			t.Logf("R %.2f: RSS grew by %.1f MiB for a %.1f MiB budget (frames %d, images %d + %d redundant, meta %d KiB, hit ratio %.2f+%.2f, pieces moved %d)",
+				st.Share, float64(peak)/(1<<20), float64(budget)/(1<<20), st.Frames, st.Images, st.RedundantImages, st.MetaBytes>>10, st.HitRatioU, st.HitRatioC, st.MovedPieces)
 			// At a fixed share the images must have held redundant copies,
 			// or the bound was not tested with them. At automatic R the
 			// controller may rightly give the images up (under -race or a

@@ -79,6 +79,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Partitions == 0 {
 		o.Partitions = 1 << bits.Len(uint(runtime.GOMAXPROCS(0)-1))
+		for o.CacheSize/int64(o.Partitions) > maxPartitionBudget && o.Partitions < 1024 {
+			o.Partitions *= 2 // a cache over 128 GiB a partition
+		}
 	}
 	if o.DirtyLimit == 0 {
 		o.DirtyLimit = DefaultDirtyLimit
@@ -122,5 +125,12 @@ func (o Options) validate(pageSize int) error {
 	if min := int64(o.Partitions) * int64(8*pageSize+64<<10); o.CacheSize < min {
 		return fmt.Errorf("bufferpool: cache size %d too small for %d partitions of %d-byte pages (minimum %d)", o.CacheSize, o.Partitions, pageSize, min)
 	}
+	if o.CacheSize/int64(o.Partitions) > maxPartitionBudget {
+		return fmt.Errorf("bufferpool: cache size %d over %d partitions gives each %d bytes, more than %d: use more partitions", o.CacheSize, o.Partitions, o.CacheSize/int64(o.Partitions), maxPartitionBudget)
+	}
 	return nil
 }
+
+// maxPartitionBudget bounds a partition's budget: the granules of its
+// image arena are indexed by int32 (image_arena.go), 64 per OS page.
+var maxPartitionBudget = int64(math.MaxInt32/granulesPerPage) * int64(osPageSize)

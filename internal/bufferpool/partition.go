@@ -126,7 +126,7 @@ type partStats struct {
 	evictFrames, demotions, promotions    atomic.Int64
 	freeDemotions, keptImages             atomic.Int64
 	evictImages, evictRedundant           atomic.Int64
-	movedImages, loadErrors               atomic.Int64
+	movedPieces, loadErrors               atomic.Int64
 	fbWaits, fbWaitNanos, flushes         atomic.Int64
 	checkpointWrites                      atomic.Int64
 	ghostUonC, ghostUonMiss, ghostConMiss atomic.Int64 // controller inputs, reset each interval
@@ -170,10 +170,11 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 		loadDone:      make(chan struct{}),
 		descChunks:    make([]atomic.Pointer[[descChunkLen]desc], 2*(maxFrames+maxImages)/descChunkLen+2),
 		// Room for every image the partition may hold (maxImages), and
-		// for stale entries beyond the images there are (pushRef
-		// squeezes them out when it is full): sized once, so its memory is
+		// an eighth more for stale entries beyond the images there are
+		// (pushRef squeezes them out when it is full, a pass over the
+		// ring: the slack keeps that rare): sized once, so its memory is
 		// fixed metadata.
-		imgRing: make([]imgRef, maxImages+16),
+		imgRing: make([]imgRef, maxImages+maxImages/8+16),
 	}
 	for i := range pt.frameDesc {
 		pt.frameDesc[i] = -1

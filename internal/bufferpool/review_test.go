@@ -91,7 +91,7 @@ func (c *hookCodec) Compress(dst, src []byte) ([]byte, error) {
 }
 
 // checkInvariants recounts every counter of every partition from the
-// descriptors, frames and chunks. The pool must be quiescent.
+// descriptors, frames and image pieces. The pool must be quiescent.
 func checkInvariants(t *testing.T, p *Pool) {
 	t.Helper()
 	for pi, pt := range p.parts {
@@ -128,7 +128,7 @@ func checkInvariants(t *testing.T, p *Pool) {
 				}
 			}
 			if d.hasImage.Load() != (d.imgAt >= 0) {
-				t.Errorf("part %d: page %d hasImage %v, chunk %d", pi, d.pageID(), d.hasImage.Load(), d.imgAt)
+				t.Errorf("part %d: page %d hasImage %v, imgAt %d", pi, d.pageID(), d.hasImage.Load(), d.imgAt)
 			}
 			if d.imgAt >= 0 {
 				held := 0
@@ -180,7 +180,7 @@ func checkInvariants(t *testing.T, p *Pool) {
 			case stImage:
 				images++
 				if d.imgAt < 0 {
-					t.Errorf("part %d: page %d is an image without an extent", pi, d.pageID())
+					t.Errorf("part %d: page %d is an image without pieces", pi, d.pageID())
 				}
 			case stFailed:
 				failed++
@@ -788,7 +788,7 @@ func TestReviewSetShareAfterGateOff(t *testing.T) {
 // TestReviewNaNShare: validate and SetShare let NaN through (every
 // comparison with NaN is false, and math.Min/Max return NaN), so R is NaN:
 // Stats reports it, the controller's decide keeps it NaN forever, and
-// int(NaN × avail) is an implementation-defined chunk target.
+// int(NaN × avail) is an implementation-defined image target.
 func TestReviewNaNShare(t *testing.T) {
 	s := openStore(t, vfs.NewMem(), "lz4")
 	defer s.Close()
@@ -803,7 +803,7 @@ func TestReviewNaNShare(t *testing.T) {
 	defer p.Close()
 	p.SetShare(math.NaN())
 	if r := p.Share(); math.IsNaN(r) {
-		t.Errorf("SetShare(NaN): R = %v (chunk target %d bytes)", r, p.Stats().ImageTargetBytes)
+		t.Errorf("SetShare(NaN): R = %v (image target %d bytes)", r, p.Stats().ImageTargetBytes)
 	}
 }
 

@@ -112,7 +112,7 @@ type Stats struct {
 	KeptImages         int64
 	ImageEvictions     int64 // images of pages not in a frame dropped
 	RedundantEvictions int64 // redundant images dropped
-	MovedImages        int64 // images moved to give OS pages of the image arena back
+	MovedPieces        int64 // image pieces moved to give OS pages of the image arena back
 	DirtyPages         int64
 	Flushes            int64 // pages written back by the page cleaners (in the background)
 	FlushAllWrites     int64 // pages written back by FlushAll (checkpoints, Close)
@@ -151,7 +151,7 @@ func (p *Pool) Stats() Stats {
 		st.KeptImages += s.keptImages.Load()
 		st.ImageEvictions += s.evictImages.Load()
 		st.RedundantEvictions += s.evictRedundant.Load()
-		st.MovedImages += s.movedImages.Load()
+		st.MovedPieces += s.movedPieces.Load()
 		st.Flushes += s.flushes.Load()
 		st.FlushAllWrites += s.checkpointWrites.Load()
 		st.FreeBufferWaits += s.fbWaits.Load()
