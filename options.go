@@ -88,7 +88,9 @@ type Options struct {
 	// WriteOptions). Default SyncAlways.
 	Sync SyncMode
 	// Partitions is the number of buffer pool partitions (a power of
-	// two). Default: the smallest power of two ≥ GOMAXPROCS.
+	// two, at most 1024). Default: the smallest power of two ≥ GOMAXPROCS,
+	// doubled while a partition would hold more than 128 GiB of the cache
+	// (with 4 KiB OS pages; a partition may not hold more).
 	Partitions int
 	// CheckpointWAL is the WAL size in bytes after which a background
 	// checkpoint runs; it bounds recovery time. Default 64 MiB.

@@ -65,7 +65,7 @@ type piece struct{ g, k int32 }
 // failing both makes room by the split (roomForImage).
 func (pt *partition) allocImage(img []byte, owner int32) int32 {
 	if len(img) == 0 {
-		return -1 // nothing to keep: the page is not held as an image
+		return -1 // attachImage keeps no empty image; a plan needs a piece
 	}
 	for {
 		fresh := 0

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stratadb/strata/internal/codec"
@@ -160,16 +162,23 @@ func TestEmptyImageNotKept(t *testing.T) {
 // default number of partitions grows to respect it, and an explicit one
 // that does not is refused rather than crashing once the images grow.
 func TestPartitionBudgetBound(t *testing.T) {
-	o := Options{CacheSize: 2*maxPartitionBudget + 1, Partitions: 1}
-	if err := o.Validate(testPageSize); err == nil {
-		t.Errorf("a %d-byte partition accepted (bound %d)", o.CacheSize, maxPartitionBudget)
+	ps := max(testPageSize, osPageSize)
+	o := Options{CacheSize: 2*maxPartitionBudget + 2, Partitions: 2}
+	if err := o.Validate(ps); err == nil || !strings.Contains(err.Error(), "use more partitions") {
+		t.Errorf("2 partitions of %d bytes (bound %d): %v", o.CacheSize/2, maxPartitionBudget, err)
 	}
-	o.Partitions = 0
-	if err := o.Validate(testPageSize); err != nil {
+	// A cache that needs 64 partitions: the default must grow to them,
+	// whatever GOMAXPROCS starts it at.
+	o = Options{CacheSize: 64 * maxPartitionBudget}
+	start := 1 << bits.Len(uint(runtime.GOMAXPROCS(0)-1))
+	if start >= 64 {
+		t.Skipf("GOMAXPROCS %d: the default starts at %d partitions", runtime.GOMAXPROCS(0), start)
+	}
+	if d := o.withDefaults(); d.Partitions != 64 {
+		t.Errorf("default partitions for a %d-byte cache: %d, want 64", o.CacheSize, d.Partitions)
+	}
+	if err := o.Validate(ps); err != nil {
 		t.Errorf("default partitions: %v", err)
-	}
-	if d := o.withDefaults(); o.CacheSize/int64(d.Partitions) > maxPartitionBudget {
-		t.Errorf("default %d partitions of a %d-byte cache: over the bound", d.Partitions, o.CacheSize)
 	}
 }
 
@@ -273,7 +282,7 @@ func compactionSkipsPageOfPromotion(t *testing.T, pt *partition) {
 		t.Error("the moved image's bytes changed")
 	}
 	if pt.st.movedPieces.Load() != 1 {
-		t.Errorf("%d images moved, want 1", pt.st.movedPieces.Load())
+		t.Errorf("%d pieces moved, want 1", pt.st.movedPieces.Load())
 	}
 }
 

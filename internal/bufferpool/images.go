@@ -27,6 +27,9 @@ var keepImages = true
 // it in the image ring, cold. redundant says whether the page is also in a
 // frame. It reports false if there was no room.
 func (pt *partition) attachImage(di int32, img []byte, c codec.ID, redundant bool) bool {
+	if len(img) == 0 {
+		return false // nothing to keep (a custom codec's empty output)
+	}
 	if pt.images+pt.redundant >= pt.maxImages && !pt.evictImage() {
 		return false
 	}

@@ -41,8 +41,10 @@ type Options struct {
 	// Default: 100 ms.
 	ControllerInterval time.Duration
 	// Partitions is the number of independent partitions (a power of
-	// two); pages are spread over them by a hash of their id. Default: the
-	// smallest power of two ≥ GOMAXPROCS.
+	// two, at most 1024); pages are spread over them by a hash of their
+	// id. Default: the smallest power of two ≥ GOMAXPROCS, doubled while
+	// a partition's budget would exceed maxPartitionBudget (128 GiB with
+	// 4 KiB OS pages), which validate refuses.
 	Partitions int
 	// DirtyLimit is the share of frames (0..1) that may be dirty, once the
 	// budget is nearly full, before the page cleaners start writing them
@@ -126,7 +128,7 @@ func (o Options) validate(pageSize int) error {
 		return fmt.Errorf("bufferpool: cache size %d too small for %d partitions of %d-byte pages (minimum %d)", o.CacheSize, o.Partitions, pageSize, min)
 	}
 	if o.CacheSize/int64(o.Partitions) > maxPartitionBudget {
-		return fmt.Errorf("bufferpool: cache size %d over %d partitions gives each %d bytes, more than %d: use more partitions", o.CacheSize, o.Partitions, o.CacheSize/int64(o.Partitions), maxPartitionBudget)
+		return fmt.Errorf("bufferpool: cache size %d over %d partitions gives each %d bytes, more than %d: use more partitions (at most 1024)", o.CacheSize, o.Partitions, o.CacheSize/int64(o.Partitions), maxPartitionBudget)
 	}
 	return nil
 }
