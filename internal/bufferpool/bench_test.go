@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/vfs"
 )
 
@@ -64,4 +65,53 @@ func BenchmarkHitPath(b *testing.B) {
 		}
 		p.Close()
 	}
+}
+
+// BenchmarkImageArenaChurn measures the image arena's steady state under
+// replacement: with the compressed tier full of images of 600–1,000 bytes
+// (4 KiB JSON pages), each op drops a random image and attaches one of a
+// new random size, as evictions and demotions do. It runs under the
+// partition's mutex, as the pool does; -benchmem shows the allocations.
+func BenchmarkImageArenaChurn(b *testing.B) {
+	s := openStore(b, vfs.NewMem(), "lz4")
+	defer s.Close()
+	p, err := New(s, Options{CacheSize: 8 << 20, Partitions: 1, FixedShare: true, CompressedShare: 0.95})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	pt := p.parts[0]
+	rng := rand.New(rand.NewPCG(1, 2))
+	img := make([]byte, 1000)
+	var live []int32
+	next := PageID(0)
+	attach := func() {
+		di, d := pt.allocDesc(next)
+		next++
+		d.state.Store(stImage)
+		if pt.attachImage(di, img[:600+rng.IntN(400)], codec.LZ4, false) {
+			live = append(live, di)
+		} else {
+			pt.retire(di)
+		}
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	for pt.st.evictImages.Load() == 0 { // fill until the budget evicts
+		attach()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		i := rng.IntN(len(live))
+		if d := pt.desc(live[i]); d.state.Load() == stImage && d.imgAt >= 0 {
+			pt.dropImage(d, false)
+			pt.retire(live[i])
+		}
+		live[i] = live[len(live)-1]
+		live = live[:len(live)-1]
+		attach()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(pt.granulesUsed*granuleSize)/float64(pt.images), "B/image")
 }
