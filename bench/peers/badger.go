@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -141,7 +142,7 @@ func (e *badgerEngine) Get(key, dst []byte) ([]byte, bool, error) {
 	return dst, true, nil
 }
 
-func (e *badgerEngine) Scan(start []byte, n int, fn func(k, v []byte) bool) error {
+func (e *badgerEngine) Scan(start, end []byte, n int, fn func(k, v []byte) bool) error {
 	if n <= 0 {
 		return nil
 	}
@@ -165,6 +166,9 @@ func (e *badgerEngine) Scan(start []byte, n int, fn func(k, v []byte) bool) erro
 		more := true
 		for i := 0; more && it.Valid() && i < n; i++ {
 			item := it.Item()
+			if end != nil && bytes.Compare(item.Key(), end) >= 0 {
+				break
+			}
 			if err := item.Value(func(v []byte) error {
 				more = fn(item.Key(), v)
 				return nil

@@ -101,7 +101,7 @@ func (e *boltEngine) Get(key, dst []byte) ([]byte, bool, error) {
 	return dst, true, nil
 }
 
-func (e *boltEngine) Scan(start []byte, n int, fn func(k, v []byte) bool) error {
+func (e *boltEngine) Scan(start, end []byte, n int, fn func(k, v []byte) bool) error {
 	if n <= 0 {
 		return nil
 	}
@@ -118,6 +118,9 @@ func (e *boltEngine) Scan(start []byte, n int, fn func(k, v []byte) bool) error 
 			k, v = c.Seek(start)
 		}
 		for i := 0; k != nil && i < n; i++ {
+			if end != nil && bytes.Compare(k, end) >= 0 {
+				break
+			}
 			if !fn(k, v) {
 				break
 			}

@@ -78,7 +78,7 @@ type kv struct{ k, v string }
 func scanAll(t *testing.T, e bench.Engine, start []byte, n int, stopAfter int) []kv {
 	t.Helper()
 	var out []kv
-	err := e.Scan(start, n, func(k, v []byte) bool {
+	err := e.Scan(start, nil, n, func(k, v []byte) bool {
 		out = append(out, kv{string(k), string(v)})
 		return stopAfter <= 0 || len(out) < stopAfter
 	})
@@ -292,7 +292,7 @@ func TestAtomicBatches(t *testing.T) {
 				default:
 				}
 				sum, n := 0, 0
-				err := e.Scan(nil, keys, func(k, v []byte) bool {
+				err := e.Scan(nil, nil, keys, func(k, v []byte) bool {
 					var x int
 					if _, err := fmt.Sscanf(string(v), "%d", &x); err != nil {
 						t.Errorf("value %q: %v", v, err)

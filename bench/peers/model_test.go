@@ -70,13 +70,16 @@ func TestModel(t *testing.T) {
 					}
 					dst = got
 				case r < 196: // scan
-					var start []byte
+					var start, end []byte
 					if rng.IntN(8) != 0 {
 						start = mkey()
 					}
+					if rng.IntN(2) == 0 {
+						end = mkey()
+					}
 					n, stop := rng.IntN(30), rng.IntN(40)
 					var got []kv
-					err := e.Scan(start, n, func(k, v []byte) bool {
+					err := e.Scan(start, end, n, func(k, v []byte) bool {
 						got = append(got, kv{string(k), string(v)})
 						return len(got) != stop
 					})
@@ -85,7 +88,7 @@ func TestModel(t *testing.T) {
 					}
 					var keys []string
 					for k := range model {
-						if k >= string(start) {
+						if k >= string(start) && (end == nil || k < string(end)) {
 							keys = append(keys, k)
 						}
 					}

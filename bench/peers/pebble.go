@@ -116,11 +116,11 @@ func (e *pebbleEngine) Get(key, dst []byte) ([]byte, bool, error) {
 	return dst, true, nil
 }
 
-func (e *pebbleEngine) Scan(start []byte, n int, fn func(k, v []byte) bool) error {
+func (e *pebbleEngine) Scan(start, end []byte, n int, fn func(k, v []byte) bool) error {
 	if n <= 0 {
 		return nil
 	}
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: start})
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
 	if err != nil {
 		return fmt.Errorf("pebble: scan: %w", err)
 	}

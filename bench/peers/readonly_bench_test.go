@@ -52,7 +52,7 @@ func BenchmarkCachedReadOnly(b *testing.B) {
 					}
 					scan := func() {
 						key = ds.AppendKey(key[:0], rng.Uint64N(rows-100))
-						if err := e.Scan(key, 100, row); err != nil {
+						if err := e.Scan(key, nil, 100, row); err != nil {
 							b.Error(err)
 						}
 					}

@@ -24,9 +24,12 @@ type Engine interface {
 	// Get appends the value of key to dst[:0] and returns it; found is
 	// false when the key is absent.
 	Get(key, dst []byte) (value []byte, found bool, err error)
-	// Scan calls fn for up to n keys ≥ start in ascending order, stopping
-	// early when fn returns false. k and v are valid only during the call.
-	Scan(start []byte, n int, fn func(k, v []byte) bool) error
+	// Scan calls fn for up to n keys in [start, end) in ascending order
+	// (a nil end is no bound), stopping early when fn returns false. k and
+	// v are valid only during the call. The bound is a query's range
+	// predicate (sysbench's BETWEEN), which an engine may use to read
+	// ahead; a scan known only by its count (YCSB's) has none.
+	Scan(start, end []byte, n int, fn func(k, v []byte) bool) error
 	// Apply commits ops atomically (one transaction). sync asks for a
 	// durable commit (fsync) before returning.
 	Apply(ops []Op, sync bool) error

@@ -78,12 +78,15 @@ func (e *mapEngine) Get(key, dst []byte) ([]byte, bool, error) {
 	return append(dst[:0], v...), ok, nil
 }
 
-func (e *mapEngine) Scan(start []byte, n int, fn func(k, v []byte) bool) error {
+func (e *mapEngine) Scan(start, end []byte, n int, fn func(k, v []byte) bool) error {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	i, _ := slices.BinarySearchFunc(e.keys, start, bytes.Compare)
 	for ; i < len(e.keys) && n > 0; i, n = i+1, n-1 {
 		k := e.keys[i]
+		if end != nil && bytes.Compare(k, end) >= 0 {
+			break
+		}
 		if !fn(k, e.values[string(k)]) {
 			break
 		}
@@ -140,7 +143,7 @@ func (e *mapEngine) Close() error {
 type failingEngine struct{ *mapEngine }
 
 func (failingEngine) Get(key, dst []byte) ([]byte, bool, error) { return dst[:0], false, errInjected }
-func (failingEngine) Scan([]byte, int, func(k, v []byte) bool) error {
+func (failingEngine) Scan([]byte, []byte, int, func(k, v []byte) bool) error {
 	return errInjected
 }
 
@@ -152,7 +155,7 @@ func (nullEngine) Get(key, dst []byte) ([]byte, bool, error) {
 	return append(dst[:0], nullRow...), true, nil
 }
 
-func (nullEngine) Scan(start []byte, n int, fn func(k, v []byte) bool) error {
+func (nullEngine) Scan(start, _ []byte, n int, fn func(k, v []byte) bool) error {
 	for range n {
 		if !fn(start, nullRow) {
 			break

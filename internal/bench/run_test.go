@@ -139,7 +139,7 @@ func TestInsertsAreVisible(t *testing.T) {
 			first := uint64(spec.TableSize)
 			var rows int64
 			var want []byte
-			err = eng.Scan(ds.AppendKey(nil, first), int(res.Txns)+10, func(k, v []byte) bool {
+			err = eng.Scan(ds.AppendKey(nil, first), nil, int(res.Txns)+10, func(k, v []byte) bool {
 				id := first + uint64(rows)
 				if !bytes.Equal(k, ds.AppendKey(nil, id)) {
 					t.Errorf("row %d: key %x, want id %d", rows, k, id)

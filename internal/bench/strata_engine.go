@@ -218,8 +218,8 @@ func (e *strataEngine) Get(key, dst []byte) ([]byte, bool, error) {
 	return append(dst[:0], v...), true, nil
 }
 
-func (e *strataEngine) Scan(start []byte, n int, fn func(k, v []byte) bool) error {
-	it, err := e.db.NewIter(&strata.IterOptions{LowerBound: start})
+func (e *strataEngine) Scan(start, end []byte, n int, fn func(k, v []byte) bool) error {
+	it, err := e.db.NewIter(&strata.IterOptions{LowerBound: start, UpperBound: end})
 	if err != nil {
 		return err
 	}
@@ -385,6 +385,10 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.redundant_evictions"] = float64(p.RedundantEvictions - b.RedundantEvictions)
 	m["pool.redundant_images"] = float64(p.RedundantImages)
 	m["pool.moved_pieces"] = float64(p.MovedPieces - b.MovedPieces)
+	m["pool.read_ahead_reads"] = float64(p.ReadAheadReads - b.ReadAheadReads)
+	m["pool.read_ahead_pages"] = float64(p.ReadAheadPages - b.ReadAheadPages)
+	m["pool.read_ahead_hits"] = float64(p.ReadAheadHits - b.ReadAheadHits)
+	m["pool.read_ahead_unused"] = float64(p.ReadAheadUnused - b.ReadAheadUnused)
 	if p.Compressing {
 		m["pool.compressing"] = 1
 	} else {
@@ -414,6 +418,11 @@ func storeMetrics(m map[string]float64, s, b pagestore.Stats) {
 	m["store.pages_written"] = float64(s.PagesWritten - b.PagesWritten)
 	m["store.pages_read"] = float64(s.PagesRead - b.PagesRead)
 	m["store.disk_reads"] = float64(s.DiskReads - b.DiskReads)
+	m["store.extent_reads"] = float64(s.ExtentReads - b.ExtentReads)
+	m["store.extent_pages"] = float64(s.ExtentPages - b.ExtentPages)
+	if reads := s.ExtentReads - b.ExtentReads; reads > 0 {
+		m["store.mean_extent_read_us"] = float64((s.ExtentReadTime - b.ExtentReadTime).Nanoseconds()) / float64(reads) / 1e3
+	}
 	if reads := s.DiskReads - b.DiskReads; reads > 0 {
 		m["store.mean_disk_read_us"] = float64((s.DiskReadTime - b.DiskReadTime).Nanoseconds()) / float64(reads) / 1e3
 	}

@@ -25,6 +25,7 @@ type worker struct {
 
 	getBuf []byte
 	keyBuf []byte
+	endBuf []byte // a bounded scan's end key
 	scanFn func(k, v []byte) bool
 
 	batch   []Op
@@ -55,9 +56,17 @@ func (w *worker) get(id uint64) error {
 	return nil
 }
 
-func (w *worker) scan(id uint64, n int) error {
+// scan reads up to n rows from row id on; bounded scans (sysbench's
+// BETWEEN id AND id+n-1) end before row id+n, the others (YCSB's) only by
+// their count.
+func (w *worker) scan(id uint64, n int, bounded bool) error {
 	w.keyBuf = w.ds.AppendKey(w.keyBuf[:0], id)
-	if err := w.eng.Scan(w.keyBuf, n, w.scanFn); err != nil {
+	var end []byte
+	if bounded {
+		w.endBuf = w.ds.AppendKey(w.endBuf[:0], id+uint64(n))
+		end = w.endBuf
+	}
+	if err := w.eng.Scan(w.keyBuf, end, n, w.scanFn); err != nil {
 		return fmt.Errorf("bench: scan %d rows from %d: %w", n, id, err)
 	}
 	w.ops++

@@ -14,7 +14,7 @@ import (
 // Sysbench statements become:
 //
 //	point select (SELECT c WHERE id=?)                  1 Get
-//	simple/sum/order/distinct range (BETWEEN ? AND ?+99) 1 Scan of 100 rows from ?
+//	simple/sum/order/distinct range (BETWEEN ? AND ?+99) 1 Scan of rows [?, ?+100)
 //	index update (SET k=k+1), non-index update (SET c=?) 1 Set of the row's new value
 //	delete + insert of one id                            1 Delete + 1 Set
 //
@@ -98,7 +98,7 @@ func oltpReads(w *worker) error {
 		}
 	}
 	for range oltpRanges {
-		if err := w.scan(w.keys.Next(), oltpRangeSize); err != nil {
+		if err := w.scan(w.keys.Next(), oltpRangeSize, true); err != nil {
 			return err
 		}
 	}
@@ -161,7 +161,7 @@ func txnYCSBD(w *worker) error {
 // txnYCSBE: 95% short scans from a row of the distribution, 5% inserts.
 func txnYCSBE(w *worker) error {
 	if w.rng.Uint32N(100) < 95 {
-		return w.scan(w.keys.Next(), 1+int(w.rng.Uint32N(ycsbMaxScan)))
+		return w.scan(w.keys.Next(), 1+int(w.rng.Uint32N(ycsbMaxScan)), false)
 	}
 	return w.insert()
 }

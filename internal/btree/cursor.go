@@ -55,6 +55,7 @@ type Cursor struct {
 	val              []byte // the current value, when it lives in overflow pages
 	valid            bool
 	err              error
+	raBuf            [readAheadMax]PageID // the children a read-ahead asks for
 }
 
 // windowSize is how many cells one move decodes (≤ 32: ovf's bits);
@@ -85,6 +86,10 @@ type frame struct {
 	// reads it.
 	idsFrom int
 	ids     [4]PageID
+	// raEdge is the first child, in the direction the cursor moved when
+	// it read ahead, that was not read ahead although the scan needs it
+	// (-1: none): reaching it reads the next children ahead.
+	raEdge int
 }
 
 // fill caches the children of branch n from index from on.
@@ -188,8 +193,9 @@ func (c *Cursor) Value() []byte {
 }
 
 // descend walks from page id to a leaf, taking the child pick chooses at
-// each branch, and pins the leaf (releasing the one held before).
-func (c *Cursor) descend(id PageID, pick func(n node) int) bool {
+// each branch, and pins the leaf (releasing the one held before). back
+// says which way the cursor moves (for the read-ahead: readahead.go).
+func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 	if c.held {
 		c.pg.Release()
 		c.held, c.leaf = false, nil
@@ -217,11 +223,13 @@ func (c *Cursor) descend(id PageID, pick func(n node) int) bool {
 		top := &c.stack[len(c.stack)-1]
 		top.fill(n, i-1) // the child taken and its neighbours
 		next := top.ids[1]
+		ahead := c.readAheadSpan(top, n, i, back)
 		pg.Release()
 		if next == 0 {
 			c.fail(fmt.Errorf("btree: page %d has a zero child", id))
 			return false
 		}
+		c.readAhead(ahead)
 		id = next
 	}
 }
@@ -241,7 +249,7 @@ func (c *Cursor) First() bool {
 	if c.lower != nil {
 		return c.SeekGE(c.lower)
 	}
-	if !c.reset() || !c.descend(c.root, func(node) int { return 0 }) {
+	if !c.reset() || !c.descend(c.root, func(node) int { return 0 }, false) {
 		return false
 	}
 	c.i = 0
@@ -253,7 +261,7 @@ func (c *Cursor) Last() bool {
 	if c.upper != nil {
 		return c.SeekLT(c.upper)
 	}
-	if !c.reset() || !c.descend(c.root, func(n node) int { return n.count() }) {
+	if !c.reset() || !c.descend(c.root, func(n node) int { return n.count() }, true) {
 		return false
 	}
 	c.i = c.count - 1
@@ -265,7 +273,7 @@ func (c *Cursor) SeekGE(key []byte) bool {
 	if c.lower != nil && bytes.Compare(key, c.lower) < 0 {
 		key = c.lower
 	}
-	if !c.reset() || !c.descend(c.root, func(n node) int { return n.childFor(key) }) {
+	if !c.reset() || !c.descend(c.root, func(n node) int { return n.childFor(key) }, false) {
 		return false
 	}
 	c.i, _ = c.leaf.search(key)
@@ -277,7 +285,7 @@ func (c *Cursor) SeekLT(key []byte) bool {
 	if c.upper != nil && bytes.Compare(key, c.upper) > 0 {
 		key = c.upper
 	}
-	if !c.reset() || !c.descend(c.root, func(n node) int { return n.childFor(key) }) {
+	if !c.reset() || !c.descend(c.root, func(n node) int { return n.childFor(key) }, true) {
 		return false
 	}
 	i, _ := c.leaf.search(key)
@@ -352,8 +360,15 @@ func (c *Cursor) settleForward(window int) bool {
 		top := &c.stack[len(c.stack)-1]
 		top.child++
 		next := top.cached(top.child)
-		if next == 0 {
-			if err := c.t.readNode(top.id, func(n node) error { top.fill(n, top.child); return nil }); err != nil {
+		if next == 0 || top.child == top.raEdge {
+			var ahead []PageID
+			if err := c.t.readNode(top.id, func(n node) error {
+				top.fill(n, top.child)
+				if top.child == top.raEdge {
+					ahead = c.readAheadSpan(top, n, top.child, false)
+				}
+				return nil
+			}); err != nil {
 				c.fail(err)
 				return false
 			}
@@ -361,8 +376,9 @@ func (c *Cursor) settleForward(window int) bool {
 				c.fail(fmt.Errorf("btree: page %d has a zero child", top.id))
 				return false
 			}
+			c.readAhead(ahead)
 		}
-		if !c.descend(next, func(node) int { return 0 }) {
+		if !c.descend(next, func(node) int { return 0 }, false) {
 			return false
 		}
 		c.i = 0
@@ -397,9 +413,16 @@ func (c *Cursor) settleBackward(window int) bool {
 		top := &c.stack[len(c.stack)-1]
 		top.child--
 		next := top.cached(top.child)
-		if next == 0 {
+		if next == 0 || top.child == top.raEdge {
 			last := len(top.ids) - 1
-			if err := c.t.readNode(top.id, func(n node) error { top.fill(n, top.child-last); return nil }); err != nil {
+			var ahead []PageID
+			if err := c.t.readNode(top.id, func(n node) error {
+				top.fill(n, top.child-last)
+				if top.child == top.raEdge {
+					ahead = c.readAheadSpan(top, n, top.child, true)
+				}
+				return nil
+			}); err != nil {
 				c.fail(err)
 				return false
 			}
@@ -407,8 +430,9 @@ func (c *Cursor) settleBackward(window int) bool {
 				c.fail(fmt.Errorf("btree: page %d has a zero child", top.id))
 				return false
 			}
+			c.readAhead(ahead)
 		}
-		if !c.descend(next, func(n node) int { return n.count() }) {
+		if !c.descend(next, func(n node) int { return n.count() }, true) {
 			return false
 		}
 		c.i = c.count - 1

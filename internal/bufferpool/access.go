@@ -266,6 +266,12 @@ func (pt *partition) beginPromote(di, f int32) loading {
 		d.usedAt.Store(pt.frameEvictions.Load())
 	}
 	pt.frameDesc[f] = di
+	if d.readAhead {
+		// Not a hit the compressed tier's share earned: no controller input.
+		d.readAhead = false
+		pt.st.raHits.Add(1)
+		return loading{di: di, f: f, promote: true, imgAt: d.imgAt, imgLen: int(d.imgLen), codec: d.codec}
+	}
 	if pt.ghostU.take(d.pageID()) {
 		pt.st.ghostUonC.Add(1)
 		pt.st.totalGhostU.Add(1)

@@ -66,10 +66,12 @@ type desc struct {
 	// compressed: the image was made by a compressing demotion (not read
 	// from or written to the store), for the controller's on/off gate.
 	compressed bool
-	frame      atomic.Int32 // frame index, or -1; atomic for tryHit
-	imgAt      int32        // granule of the image's first piece (image_arena.go), or -1
-	imgLen     int32
-	gen        uint32 // bumped each time the image enters the image ring (see imgRing)
+	// readAhead: the image was read ahead (readahead.go) and not used yet.
+	readAhead bool
+	frame     atomic.Int32 // frame index, or -1; atomic for tryHit
+	imgAt     int32        // granule of the image's first piece (image_arena.go), or -1
+	imgLen    int32
+	gen       uint32 // bumped each time the image enters the image ring (see imgRing)
 	// evictedAt is the partition's count of frame evictions when the page
 	// last left its frame: at an image hit, the evictions since are how
 	// far below the frames the page was (the controller's depth histogram).
@@ -118,6 +120,7 @@ func (pt *partition) allocDesc(id PageID) (int32, *desc) {
 	d.frame.Store(-1)
 	d.imgAt, d.imgLen = -1, 0
 	d.compressed = false
+	d.readAhead = false
 	d.inner.Store(false)
 	d.hasImage.Store(false)
 	d.dirty.Store(false)

@@ -156,6 +156,9 @@ func (pt *partition) evictImage() bool {
 			pt.pushRef(r) // second chance, or about to be promoted
 			continue
 		}
+		if d.readAhead {
+			pt.st.raUnused.Add(1)
+		}
 		pt.offerImage(d)
 		pt.dropImage(d, false)
 		pt.ghostC.add(d.pageID())

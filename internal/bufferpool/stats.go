@@ -113,12 +113,17 @@ type Stats struct {
 	ImageEvictions     int64 // images of pages not in a frame dropped
 	RedundantEvictions int64 // redundant images dropped
 	MovedPieces        int64 // image pieces moved to give OS pages of the image arena back
-	DirtyPages         int64
-	Flushes            int64 // pages written back by the page cleaners (in the background)
-	FlushAllWrites     int64 // pages written back by FlushAll (checkpoints, Close)
-	FreeBufferWaits    int64 // accesses that found no clean frame and waited
-	FreeBufferWaited   time.Duration
-	LoadErrors         int64
+	// Read-ahead (ReadAhead): the store reads it made, the pages it kept
+	// as images, the accesses those served (compressed hits, counted in
+	// HitsCompressed too) and the pages evicted before any use.
+	ReadAheadReads, ReadAheadPages int64
+	ReadAheadHits, ReadAheadUnused int64
+	DirtyPages                     int64
+	Flushes                        int64 // pages written back by the page cleaners (in the background)
+	FlushAllWrites                 int64 // pages written back by FlushAll (checkpoints, Close)
+	FreeBufferWaits                int64 // accesses that found no clean frame and waited
+	FreeBufferWaited               time.Duration
+	LoadErrors                     int64
 }
 
 // storeStats is a store that reports its sizes (pagestore.Store), for the
@@ -152,6 +157,10 @@ func (p *Pool) Stats() Stats {
 		st.ImageEvictions += s.evictImages.Load()
 		st.RedundantEvictions += s.evictRedundant.Load()
 		st.MovedPieces += s.movedPieces.Load()
+		st.ReadAheadReads += s.raReads.Load()
+		st.ReadAheadPages += s.raPages.Load()
+		st.ReadAheadHits += s.raHits.Load()
+		st.ReadAheadUnused += s.raUnused.Load()
 		st.Flushes += s.flushes.Load()
 		st.FlushAllWrites += s.checkpointWrites.Load()
 		st.FreeBufferWaits += s.fbWaits.Load()

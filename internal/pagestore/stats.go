@@ -50,6 +50,9 @@ type counters struct {
 	diskReads      atomic.Int64
 	diskReadNanos  atomic.Int64
 	bufferReads    atomic.Int64
+	extentReads    atomic.Int64
+	extentNanos    atomic.Int64
+	extentPages    atomic.Int64
 	syncs          atomic.Int64
 	checkpoints    atomic.Int64
 	fullCkpts      atomic.Int64
@@ -61,6 +64,14 @@ type counters struct {
 func (c *counters) diskRead(d time.Duration) {
 	c.diskReads.Add(1)
 	c.diskReadNanos.Add(int64(d))
+}
+
+// extentRead counts a read of n pages' records (ReadImages).
+func (c *counters) extentRead(d time.Duration, n int) {
+	c.extentReads.Add(1)
+	c.extentNanos.Add(int64(d))
+	c.extentPages.Add(int64(n))
+	c.pagesRead.Add(int64(n))
 }
 
 // CodecStats are the timings of one codec.
@@ -133,6 +144,12 @@ type Stats struct {
 	DiskReads    int64
 	DiskReadTime time.Duration
 	BufferReads  int64
+	// ExtentReads and ExtentReadTime time the reads of ReadImages, which
+	// brought ExtentPages pages' records (also in PagesRead; not in
+	// DiskReads).
+	ExtentReads    int64
+	ExtentReadTime time.Duration
+	ExtentPages    int64
 
 	Syncs, Checkpoints int64
 	// FullCheckpoints counts the checkpoints that wrote the whole page map;
@@ -175,6 +192,9 @@ func (s *Store) Stats() Stats {
 		DiskReads:             c.diskReads.Load(),
 		DiskReadTime:          time.Duration(c.diskReadNanos.Load()),
 		BufferReads:           c.bufferReads.Load(),
+		ExtentReads:           c.extentReads.Load(),
+		ExtentReadTime:        time.Duration(c.extentNanos.Load()),
+		ExtentPages:           c.extentPages.Load(),
 		Syncs:                 c.syncs.Load(),
 		Checkpoints:           c.checkpoints.Load(),
 		FullCheckpoints:       c.fullCkpts.Load(),

@@ -1,0 +1,155 @@
+package bufferpool
+
+import (
+	"testing"
+
+	"github.com/stratadb/strata/internal/pagestore"
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// coldPool returns a store holding pages 0..n-1 (version 1), all written
+// back, and a new pool over it that holds none of them.
+func coldPool(t *testing.T, s Store, n int, opts Options) *Pool {
+	t.Helper()
+	warm, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	populate(t, warm, n)
+	if err := warm.Close(); err != nil { // writes every dirty page back
+		t.Fatal(err)
+	}
+	p, err := New(s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func readVersion(t *testing.T, p *Pool, id PageID) uint64 {
+	t.Helper()
+	pg, err := p.Get(id, Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Release()
+	return pageVersion(t, pg.Data(), id)
+}
+
+func span(from, n int) []PageID {
+	ids := make([]PageID, n)
+	for i := range ids {
+		ids[i] = PageID(from + i)
+	}
+	return ids
+}
+
+// Pages read ahead are kept as images, and their uses are compressed hits
+// (counted as read-ahead hits), not misses.
+func TestReadAheadServesUses(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "zstd")
+	defer s.Close()
+	p := coldPool(t, s, 300, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5})
+	ids := span(100, 16)
+	if n := p.ReadAhead(ids); n != 16 {
+		t.Fatalf("read ahead %d pages, want 16", n)
+	}
+	if n := p.ReadAhead(ids); n != 0 {
+		t.Fatalf("read ahead %d cached pages again", n)
+	}
+	for _, id := range ids {
+		if v := readVersion(t, p, id); v != 1 {
+			t.Fatalf("page %d: version %d", id, v)
+		}
+	}
+	st := p.Stats()
+	if st.Misses != 0 || st.HitsCompressed != 16 || st.ReadAheadHits != 16 || st.ReadAheadPages != 16 || st.ReadAheadReads == 0 {
+		t.Fatalf("misses %d, compressed hits %d, read-ahead hits %d, pages %d, reads %d; want 0, 16, 16, 16, > 0",
+			st.Misses, st.HitsCompressed, st.ReadAheadHits, st.ReadAheadPages, st.ReadAheadReads)
+	}
+	checkInvariants(t, p)
+}
+
+// staleStore writes a newer version of each page between reading it
+// ahead and handing it to the pool: the race with a reader that loads the
+// page, changes it, writes it back and lets it go.
+type staleStore struct {
+	*pagestore.Store
+}
+
+func (s staleStore) ReadImages(ids []PageID, fn func(PageID, pagestore.Image, pagestore.Stamp)) (int, error) {
+	return s.Store.ReadImages(ids, func(id PageID, img pagestore.Image, at pagestore.Stamp) {
+		page := make([]byte, testPageSize)
+		fillPage(page, id, 3)
+		if _, _, err := s.Store.WritePage(id, page); err != nil {
+			panic(err)
+		}
+		fn(id, img, at)
+	})
+}
+
+// Read-ahead never replaces a newer version: not a page changed in a
+// frame, nor one written to the store after its record was read.
+func TestReadAheadKeepsNewerVersions(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "zstd")
+	defer s.Close()
+	opts := Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5}
+	p := coldPool(t, s, 300, opts)
+	pg, err := p.Get(5, Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillPage(pg.Data(), 5, 2)
+	pg.MarkDirty()
+	pg.Release()
+	p.ReadAhead(span(0, 10))
+	if v := readVersion(t, p, 5); v != 2 {
+		t.Fatalf("page changed in its frame: version %d after a read-ahead, want 2", v)
+	}
+	p.Close()
+
+	p2, err := New(staleStore{s}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if n := p2.ReadAhead(span(20, 8)); n != 0 {
+		t.Fatalf("kept %d pages whose records were replaced", n)
+	}
+	for _, id := range span(20, 8) {
+		if v := readVersion(t, p2, id); v != 3 {
+			t.Fatalf("page %d: version %d, want the store's newest, 3", id, v)
+		}
+	}
+}
+
+// Read-ahead stays within the budget, evicting images (pages read ahead
+// and never used count as unused), and does nothing without images (R = 0).
+func TestReadAheadWithinBudget(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "zstd")
+	defer s.Close()
+	const n = 600
+	p := coldPool(t, s, n, Options{CacheSize: 256 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5})
+	for from := 0; from+16 <= n; from += 16 {
+		p.ReadAhead(span(from, 16))
+		st := p.Stats()
+		if st.ResidentBytes+st.MetaBytes > st.CacheSize {
+			t.Fatalf("after reading ahead from %d: resident %d + metadata %d > budget %d", from, st.ResidentBytes, st.MetaBytes, st.CacheSize)
+		}
+	}
+	checkInvariants(t, p)
+	if st := p.Stats(); st.ReadAheadUnused == 0 || st.ReadAheadPages < n/2 {
+		t.Fatalf("read ahead %d pages, %d evicted unused; want most pages and some evicted", st.ReadAheadPages, st.ReadAheadUnused)
+	}
+	for id := range PageID(n) {
+		if v := readVersion(t, p, id); v != 1 {
+			t.Fatalf("page %d: version %d", id, v)
+		}
+	}
+
+	frames := coldPool(t, s, 0, Options{CacheSize: 256 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0})
+	if got := frames.ReadAhead(span(0, 16)); got != 0 {
+		t.Fatalf("R = 0: %d pages read ahead, want none", got)
+	}
+}
