@@ -23,6 +23,12 @@ import (
 
 // IterOptions bound an iterator: keys in [LowerBound, UpperBound). Nil
 // bounds are open.
+//
+// A bound also says where a scan ends: an iterator moving towards a bound
+// reads the leaves before it that are not cached together, ahead of
+// reaching them (several with one disk read where they lie together), so
+// a range query whose end is known should pass it as the bound rather
+// than stop by itself. Without one nothing is read ahead.
 type IterOptions struct {
 	LowerBound []byte
 	UpperBound []byte
