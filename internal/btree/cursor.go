@@ -56,6 +56,7 @@ type Cursor struct {
 	valid            bool
 	err              error
 	raBuf            [readAheadMax]PageID // the children a read-ahead asks for
+	leafDepth        int                  // len(stack) at a leaf, once a descent reached one (0 before)
 }
 
 // windowSize is how many cells one move decodes (≤ 32: ovf's bits);
@@ -210,6 +211,7 @@ func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 		switch n.kind() {
 		case kindLeaf:
 			c.pg, c.held, c.leaf, c.count = pg, true, n, n.count()
+			c.leafDepth = len(c.stack)
 			return true
 		case kindBranch:
 			pg.MarkInner()

@@ -9,8 +9,11 @@ import (
 // the branch's separators and its bound, which children its scan will
 // visit; it asks the pool to read those not in memory now, together
 // (bufferpool.Pool.ReadAhead), before it reads the first. Where the
-// leaves lie close together on disk, one read brings several; it never
-// costs more reads than visiting them one by one would.
+// leaves lie close together on disk, one read brings several; the reads
+// of leaves apart are made at once. Only the branches right above the
+// leaves read ahead once the cursor knows the tree's height (its first
+// descent): the children of higher branches are branches, mostly in
+// memory, and read far ahead of their use.
 //
 // Only a bound says where a scan ends: a cursor without one in the
 // direction it moves reads nothing ahead (its caller may stop after a row
@@ -22,7 +25,9 @@ import (
 //
 // Lock rules: none of the cursor's (it is used by one goroutine);
 // readAheadSpan runs while the branch is pinned, readAhead after it is
-// released, so no page is held across the reads.
+// released. The leaf the cursor is leaving may still be pinned, shared,
+// during the reads (a version's pages are not changed in place while a
+// cursor reads it).
 
 // readAheadMax is how many children one read-ahead asks for.
 const readAheadMax = 16
@@ -33,6 +38,9 @@ const readAheadMax = 16
 // that way, or when only child i is in it. It sets f.raEdge.
 func (c *Cursor) readAheadSpan(f *frame, n node, i int, back bool) []PageID {
 	f.raEdge = -1
+	if c.leafDepth > 0 && len(c.stack) != c.leafDepth {
+		return nil // a branch above the leaves' parents
+	}
 	lo, hi := i, i
 	switch {
 	case !back && c.upper != nil:

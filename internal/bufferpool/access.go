@@ -233,6 +233,9 @@ func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool
 		return Page{}, false, fmt.Errorf("bufferpool: read page %d: %w", id, err)
 	}
 	if ld.promote {
+		if ld.readAhead {
+			pt.st.raHits.Add(1) // before hitsC: adjust subtracts it from hitsC
+		}
 		pt.st.hitsC.Add(1)
 		pt.st.promotions.Add(1)
 		pt.pool.timing.addHitC(time.Since(start), slow)
@@ -248,6 +251,9 @@ func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool
 type loading struct {
 	di, f   int32
 	promote bool
+	// readAhead: the image was read ahead (readahead.go), this is its
+	// first use.
+	readAhead bool
 	// The image to decompress, for a promotion: it stays in place (and
 	// cannot be evicted or moved) while the page is loading.
 	imgAt  int32
@@ -267,10 +273,17 @@ func (pt *partition) beginPromote(di, f int32) loading {
 	}
 	pt.frameDesc[f] = di
 	if d.readAhead {
-		// Not a hit the compressed tier's share earned: no controller input.
+		// Not a hit the compressed tier's share earned: no controller
+		// input (adjust leaves its hit out too). The page's entries from
+		// an earlier eviction go, as a miss's would, uncounted.
 		d.readAhead = false
-		pt.st.raHits.Add(1)
-		return loading{di: di, f: f, promote: true, imgAt: d.imgAt, imgLen: int(d.imgLen), codec: d.codec}
+		id := d.pageID()
+		if seq, ok := pt.ghostU.seqOf(id); ok {
+			pt.below.drop(uint32(seq))
+		}
+		pt.ghostU.take(id)
+		pt.ghostC.take(id)
+		return loading{di: di, f: f, promote: true, readAhead: true, imgAt: d.imgAt, imgLen: int(d.imgLen), codec: d.codec}
 	}
 	if pt.ghostU.take(d.pageID()) {
 		pt.st.ghostUonC.Add(1)

@@ -460,7 +460,11 @@ func (p *Pool) adjust() {
 		}
 		skipped += s.ctlSkipped.Swap(0)
 		hitsU += s.hitsU.Load()
-		hitsC += s.hitsC.Load()
+		// Read-ahead hits are not the compressed tier's (readahead.go).
+		// A load counts raHits before hitsC, and raHits is read first
+		// here, so the difference is never negative.
+		ra := s.raHits.Load()
+		hitsC += s.hitsC.Load() - ra
 		misses += s.misses.Load()
 		demotions += s.demotions.Load()
 	}

@@ -156,15 +156,18 @@ func (pt *partition) evictImage() bool {
 			pt.pushRef(r) // second chance, or about to be promoted
 			continue
 		}
-		if d.readAhead {
-			pt.st.raUnused.Add(1)
-		}
 		pt.offerImage(d)
 		pt.dropImage(d, false)
-		pt.ghostC.add(d.pageID())
+		if d.readAhead {
+			// Never used: not a page the compressed tier held for a
+			// use, so no controller input.
+			pt.st.raUnused.Add(1)
+		} else {
+			pt.ghostC.add(d.pageID())
+			pt.st.ctlImageEvictions.Add(1)
+		}
 		pt.retire(r.d)
 		pt.st.evictImages.Add(1)
-		pt.st.ctlImageEvictions.Add(1)
 		return true
 	}
 	return false

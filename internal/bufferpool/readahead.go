@@ -42,10 +42,15 @@ type extentReader interface {
 // store, with as few reads as their places allow, and keeps them as
 // images for uses that follow soon. It returns how many pages it brought
 // in. Errors are not returned: a page not read ahead is read by its use,
-// which reports them. ids is not kept.
+// which reports them. ids is not kept. It does nothing where images
+// cannot be kept: R too small for any, or a store that compresses nothing
+// (pages stored uncompressed, or that did not compress, are read by their
+// use as before). The caller must keep ids from being freed meanwhile
+// (as a cursor does, holding a version that reaches them); FreePage also
+// drops an image read ahead while it ran.
 func (p *Pool) ReadAhead(ids []PageID) int {
 	er, ok := p.store.(extentReader)
-	if !ok || p.closed.Load() {
+	if !ok || p.closed.Load() || !p.imagesPossible() {
 		return 0
 	}
 	var wantBuf [32]PageID
@@ -63,7 +68,7 @@ func (p *Pool) ReadAhead(ids []PageID) int {
 	}
 	installed := 0
 	reads, _ := er.ReadImages(want, func(id PageID, img pagestore.Image, at pagestore.Stamp) {
-		if p.partFor(id).installReadAhead(er, id, img, at) {
+		if p.partFor(id).installImage(er, id, img, at, true) {
 			installed++
 		}
 	})
@@ -73,26 +78,46 @@ func (p *Pool) ReadAhead(ids []PageID) int {
 	return installed
 }
 
-// installReadAhead keeps img, page id's stored image, as the page's image,
-// unless the page is cached or has changed in the store since, or the
-// images have no room. It reports whether it kept it.
-func (pt *partition) installReadAhead(er extentReader, id PageID, img pagestore.Image, at pagestore.Stamp) bool {
+// imagesPossible reports whether the pool may keep images at all: R gives
+// the images room for some (as partition.imagesOff) and the store
+// compresses.
+func (p *Pool) imagesPossible() bool {
+	if p.store.Codec().ID() == codec.None {
+		return false
+	}
+	share := p.Share() * float64(p.opts.CacheSize) / float64(len(p.parts))
+	return share >= float64(2*p.pageSize)
+}
+
+// installImage keeps img, page id's stored image read at stamp at, as the
+// page's image (read ahead: see desc.readAhead), unless the page is cached
+// or has changed in the store since, or the images have no room. With
+// evict, room is made as for any image (evicting images if they are over
+// their share); without (the fill), only free memory or the images' own
+// share is used (fillRoom), and no image is evicted. It reports whether it
+// kept the image.
+func (pt *partition) installImage(er extentReader, id PageID, img pagestore.Image, at pagestore.Stamp, evict bool) bool {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	if _, cached := pt.table.lookup(id); cached || pt.imagesOff() || img.Codec == codec.None || len(img.Data) == 0 || len(img.Data) >= pt.ps {
 		return false
 	}
+	if !evict && !pt.fillRoom() {
+		return false
+	}
 	if !er.IsCurrent(id, at) {
 		return false
 	}
-	if pt.images+pt.redundant >= pt.maxImages && !pt.evictImage() {
+	if pt.images+pt.redundant >= pt.maxImages && (!evict || !pt.evictImage()) {
 		return false
 	}
 	if len(pt.freeDescs) == 0 {
+		// The new descriptors' metadata is paid for as a frame's would
+		// be (allocFrame): free frames first, then room made as for an
+		// image.
 		pt.growDescs()
 		pt.shedToBudget()
-		if pt.resident() > pt.avail && !pt.shrinkImages(0) {
-			return false
+		for pt.resident() > pt.avail && pt.roomForImage() {
 		}
 	}
 	di, d := pt.allocDesc(id)
@@ -102,6 +127,32 @@ func (pt *partition) installReadAhead(er extentReader, id PageID, img pagestore.
 		return false
 	}
 	d.readAhead = true
-	pt.st.raPages.Add(1)
+	if evict {
+		pt.st.raPages.Add(1)
+	} else {
+		pt.st.fillPages.Add(1)
+	}
 	return true
+}
+
+// dropReadAhead drops page id if it is held only as an unused image read
+// ahead (FreePage, after the store freed the page: such an image may have
+// been kept between the pool's drop and the store's free). Anything else
+// under the id (a new page that reuses it) stays.
+func (pt *partition) dropReadAhead(id PageID) {
+	if _, cached := pt.table.lookup(id); !cached {
+		return
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	di, ok := pt.table.lookup(id)
+	if !ok {
+		return
+	}
+	d := pt.desc(di)
+	if d.state.Load() != stImage || !d.readAhead || d.pins.Load() > 0 {
+		return
+	}
+	pt.dropImage(d, false)
+	pt.retire(di)
 }

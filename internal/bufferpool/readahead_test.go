@@ -89,8 +89,32 @@ func (s staleStore) ReadImages(ids []PageID, fn func(PageID, pagestore.Image, pa
 	})
 }
 
+// racingStore loads and changes each page through the pool between
+// reading it ahead and handing it over: the page is cached by the time the
+// read-ahead would keep it.
+type racingStore struct {
+	*pagestore.Store
+	p *Pool
+	t *testing.T
+}
+
+func (s *racingStore) ReadImages(ids []PageID, fn func(PageID, pagestore.Image, pagestore.Stamp)) (int, error) {
+	return s.Store.ReadImages(ids, func(id PageID, img pagestore.Image, at pagestore.Stamp) {
+		pg, err := s.p.Get(id, Exclusive)
+		if err != nil {
+			s.t.Error(err)
+			return
+		}
+		fillPage(pg.Data(), id, 4)
+		pg.MarkDirty()
+		pg.Release()
+		fn(id, img, at)
+	})
+}
+
 // Read-ahead never replaces a newer version: not a page changed in a
-// frame, nor one written to the store after its record was read.
+// frame, nor one loaded while it was read, nor one written to the store
+// after its record was read.
 func TestReadAheadKeepsNewerVersions(t *testing.T) {
 	s := openStore(t, vfs.NewMem(), "zstd")
 	defer s.Close()
@@ -108,6 +132,23 @@ func TestReadAheadKeepsNewerVersions(t *testing.T) {
 		t.Fatalf("page changed in its frame: version %d after a read-ahead, want 2", v)
 	}
 	p.Close()
+
+	rs := &racingStore{Store: s, t: t}
+	p1, err := New(rs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.p = p1
+	if n := p1.ReadAhead(span(40, 8)); n != 0 {
+		t.Fatalf("kept %d pages loaded while they were read", n)
+	}
+	for _, id := range span(40, 8) {
+		if v := readVersion(t, p1, id); v != 4 {
+			t.Fatalf("page %d: version %d, want the one changed in its frame, 4", id, v)
+		}
+	}
+	checkInvariants(t, p1)
+	p1.Close()
 
 	p2, err := New(staleStore{s}, opts)
 	if err != nil {
@@ -149,7 +190,51 @@ func TestReadAheadWithinBudget(t *testing.T) {
 	}
 
 	frames := coldPool(t, s, 0, Options{CacheSize: 256 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0})
-	if got := frames.ReadAhead(span(0, 16)); got != 0 {
-		t.Fatalf("R = 0: %d pages read ahead, want none", got)
+	if got := frames.ReadAhead(span(0, 16)); got != 0 || frames.Stats().ReadAheadReads != 0 {
+		t.Fatalf("R = 0: %d pages read ahead with %d reads, want none", got, frames.Stats().ReadAheadReads)
 	}
+}
+
+// freeRacingStore reads page id ahead into the pool between the pool's
+// drop of a page and the store's free of it (FreePage): the record is
+// still the page's newest then, so the image is kept.
+type freeRacingStore struct {
+	*pagestore.Store
+	p *Pool
+}
+
+func (s *freeRacingStore) Free(id PageID) error {
+	s.p.ReadAhead([]PageID{id})
+	return s.Store.Free(id)
+}
+
+// A page freed while a read-ahead kept its image leaves nothing behind:
+// its id can be used again for a new page.
+func TestFreePageDropsImagesReadAheadMeanwhile(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "zstd")
+	defer s.Close()
+	opts := Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5}
+	coldPool(t, s, 50, opts).Close()
+	fs := &freeRacingStore{Store: s}
+	p, err := New(fs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	fs.p = p
+	if err := p.FreePage(7); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st.ReadAheadPages != 1 {
+		t.Fatalf("test setup: %d pages read ahead during the free, want 1", st.ReadAheadPages)
+	}
+	if _, err := p.GetCached(7, Shared, false); err != ErrNotCached {
+		t.Fatalf("freed page still in the pool: %v", err)
+	}
+	pg, err := p.Create(7)
+	if err != nil {
+		t.Fatalf("reuse of the freed id: %v", err)
+	}
+	pg.Release()
+	checkInvariants(t, p)
 }

@@ -77,7 +77,7 @@ var extentPool = sync.Pool{New: func() any { return new(extentScratch) }}
 // img.Data is valid only during the call. Pages not in the store, and
 // pages whose records are still in a write buffer, are skipped; so are
 // records that fail verification (ReadImage reports those to whoever
-// reads the page). It returns how many reads it made, and the first read
+// reads the page). It returns how many reads succeeded, and the first read
 // error (the pages of the reads that succeeded are still passed to fn).
 func (s *Store) ReadImages(ids []PageID, fn func(id PageID, img Image, at Stamp)) (reads int, err error) {
 	sc := extentPool.Get().(*extentScratch)
@@ -183,6 +183,14 @@ func (s *Store) ReadImages(ids []PageID, fn func(id PageID, img Image, at Stamp)
 		e.data = nil
 	}
 	return reads, err
+}
+
+// PageIDLimit returns an id above every page id in use (the allocator's
+// next new id): a caller walking the pages by id stops there.
+func (s *Store) PageIDLimit() PageID {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	return s.nextID
 }
 
 // IsCurrent reports whether at is still the newest record of page id: the

@@ -169,6 +169,15 @@ func TestReadImagesErrors(t *testing.T) {
 	if !errors.Is(err, vfs.ErrInjected) || reads != 0 || len(seen) != 0 {
 		t.Fatalf("failed read: err %v, %d reads, %d pages; want the injected error and nothing", err, reads, len(seen))
 	}
+	// Of two reads (pages far apart), the second to start fails: the
+	// other's page is still returned, with the error.
+	s2, fs2, ids2 := extentStore(t, 64)
+	fs2.SetInjector(vfs.InjectAfter(1, vfs.OpRead))
+	seen, reads, err = readExtents(t, s2, []PageID{ids2[0], ids2[63]}, version2)
+	fs2.SetInjector(nil)
+	if !errors.Is(err, vfs.ErrInjected) || reads != 1 || len(seen) != 1 {
+		t.Fatalf("one of two reads failed: err %v, %d reads, %d pages; want the error, 1 read, 1 page", err, reads, len(seen))
+	}
 	loc := s.pmap.get(ids[2])
 	path := segmentPath("db", loc.seg)
 	f, err := fs.OpenFile(path, os.O_RDWR, 0o644, vfs.OpenOptions{})
