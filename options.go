@@ -79,14 +79,6 @@ type Options struct {
 	// sysbench's random digits: no gain). Without one kept, the next Open
 	// tries again. Pages written with one stay readable either way.
 	DisableDictionary bool
-	// DisableImageFill stops the buffer pool from reading pages into its
-	// compressed tier in the background while reads miss and the tier has
-	// room (free memory, or less than its share R): with large reads, a
-	// few tens of pages each, instead of one miss per page. By default the
-	// tier fills that way, so data that fits in the cache compressed stops
-	// missing within seconds of an Open or of R rising. The fill never
-	// evicts a page to make room.
-	DisableImageFill bool
 	// FillFactor is how full (in percent, 10..100) sequential inserts
 	// leave B+tree pages; the free space is zero-filled so compression
 	// removes it. Default 100.
@@ -157,7 +149,6 @@ type FlashCache struct {
 func (o *Options) poolOptions() bufferpool.Options {
 	return bufferpool.Options{CacheSize: o.CacheSize, FixedShare: o.FixedShare,
 		CompressedShare: o.CompressedShare, Partitions: o.Partitions, Logger: o.Logger,
-		FillImages: !o.DisableImageFill,
 		Verify: func(id bufferpool.PageID, page []byte) error {
 			if id == 0 {
 				return nil // the meta page, checked by decodeMeta

@@ -26,7 +26,6 @@ type benchFlags struct {
 	fillFactor   int
 	directIO     bool
 	dictionary   bool
-	imageFill    bool
 	syncWrites   bool
 	device       string
 	flashCache   string
@@ -69,7 +68,6 @@ func (f *benchFlags) registerRunFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.share, "r", "auto", "Strata's compressed share R of the cache: auto (tuned online) or a number in [0, 1]")
 	fl.IntVar(&f.fillFactor, "fill-factor", 0, "Strata's fill factor for sequential inserts, percent (10..100; 0: Strata's default)")
 	fl.BoolVar(&f.directIO, "direct-io", true, "Strata reads and writes pages with O_DIRECT")
-	fl.BoolVar(&f.imageFill, "image-fill", true, "Strata's buffer pool reads pages into its compressed tier in the background while reads miss and the tier has room (false: Options.DisableImageFill)")
 	fl.BoolVar(&f.dictionary, "dictionary", true, "Strata trains a zstd dictionary on its first pages and keeps it if it pays (false: Options.DisableDictionary); loads made either way are kept apart")
 	fl.BoolVar(&f.syncWrites, "sync", false, "make each commit of the measured phase durable (fsync)")
 	fl.StringVar(&f.device, "device", "none", "simulated device latency for Strata only: none, hdd, ssd, nvme (results are labelled simulated)")
@@ -163,7 +161,6 @@ func (f *benchFlags) specTemplate() (bench.RunSpec, error) {
 			FillFactor:      f.fillFactor,
 			DirectIO:        f.directIO,
 			NoDictionary:    !f.dictionary,
-			NoImageFill:     !f.imageFill,
 			Device:          f.device,
 			SyncWrites:      f.syncWrites,
 		},

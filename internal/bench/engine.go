@@ -68,10 +68,8 @@ type Config struct {
 	FillFactor      int     `json:"fill_factor,omitempty"`
 	DirectIO        bool    `json:"direct_io"`
 	// NoDictionary is Strata's Options.DisableDictionary.
-	NoDictionary bool `json:"no_dictionary,omitempty"`
-	// NoImageFill is Strata's Options.DisableImageFill.
-	NoImageFill bool   `json:"no_image_fill,omitempty"`
-	Device      string `json:"device,omitempty"`
+	NoDictionary bool   `json:"no_dictionary,omitempty"`
+	Device       string `json:"device,omitempty"`
 	// SyncWrites makes the measured phase's commits durable one by one
 	// (the load phase never syncs per batch).
 	SyncWrites bool `json:"sync_writes"`

@@ -51,7 +51,6 @@ func openStrata(cfg Config) (Engine, string, error) {
 		FillFactor:        cfg.FillFactor,
 		DisableDirectIO:   !cfg.DirectIO,
 		DisableDictionary: cfg.NoDictionary,
-		DisableImageFill:  cfg.NoImageFill,
 		Sync:              strata.SyncNever,
 	}
 	if cfg.CompressedShare < 0 {
@@ -390,8 +389,6 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.read_ahead_pages"] = float64(p.ReadAheadPages - b.ReadAheadPages)
 	m["pool.read_ahead_hits"] = float64(p.ReadAheadHits - b.ReadAheadHits)
 	m["pool.read_ahead_unused"] = float64(p.ReadAheadUnused - b.ReadAheadUnused)
-	m["pool.fill_reads"] = float64(p.FillReads - b.FillReads)
-	m["pool.fill_pages"] = float64(p.FillPages - b.FillPages)
 	if p.Compressing {
 		m["pool.compressing"] = 1
 	} else {

@@ -62,11 +62,6 @@ type Options struct {
 	// can). Any codec reads back alike. Default: the store's codec, or
 	// zstd-1 for zstd at levels 1-3 (see DefaultCodec).
 	Codec codec.Codec
-	// FillImages makes the pool read pages it does not hold into the
-	// compressed tier in the background, with large reads, while accesses
-	// miss and the images have room (fill.go), instead of one miss at a
-	// time. Default: off.
-	FillImages bool
 	// Logger receives rare events. Default: discard.
 	Logger *slog.Logger
 }

@@ -130,7 +130,6 @@ type partStats struct {
 	fbWaits, fbWaitNanos, flushes         atomic.Int64
 	checkpointWrites                      atomic.Int64
 	raReads, raPages, raHits, raUnused    atomic.Int64 // read-ahead (readahead.go)
-	fillReads, fillPages                  atomic.Int64 // the images' fill (fill.go)
 	ghostUonC, ghostUonMiss, ghostConMiss atomic.Int64 // controller inputs, reset each interval
 	ghostConComp                          atomic.Int64 // controller input: compressions a larger image tier would have saved
 	totalGhostU, totalGhostC              atomic.Int64

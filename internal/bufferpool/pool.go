@@ -145,10 +145,6 @@ func New(store Store, opts Options) (*Pool, error) {
 	p.done.Add(2)
 	go p.cleaner()
 	go p.controlLoop()
-	if opts.FillImages {
-		p.done.Add(1)
-		go p.fillLoop()
-	}
 	return p, nil
 }
 
@@ -334,7 +330,7 @@ func (p *Pool) FreePage(id PageID) error {
 		// Allocated but never written: give the id back.
 		p.store.Release(id)
 	}
-	// A read-ahead or the fill that read the page before the store freed
+	// A read-ahead that read the page before the store freed
 	// it may have kept its image after the drop above (the store still
 	// had the record then): it goes too. None can come after: the store
 	// no longer has the record (installImage's IsCurrent).

@@ -68,7 +68,7 @@ func (p *Pool) ReadAhead(ids []PageID) int {
 	}
 	installed := 0
 	reads, _ := er.ReadImages(want, func(id PageID, img pagestore.Image, at pagestore.Stamp) {
-		if p.partFor(id).installImage(er, id, img, at, true) {
+		if p.partFor(id).installReadAhead(er, id, img, at) {
 			installed++
 		}
 	})
@@ -89,26 +89,21 @@ func (p *Pool) imagesPossible() bool {
 	return share >= float64(2*p.pageSize)
 }
 
-// installImage keeps img, page id's stored image read at stamp at, as the
-// page's image (read ahead: see desc.readAhead), unless the page is cached
-// or has changed in the store since, or the images have no room. With
-// evict, room is made as for any image (evicting images if they are over
-// their share); without (the fill), only free memory or the images' own
-// share is used (fillRoom), and no image is evicted. It reports whether it
-// kept the image.
-func (pt *partition) installImage(er extentReader, id PageID, img pagestore.Image, at pagestore.Stamp, evict bool) bool {
+// installReadAhead keeps img, page id's stored image read at stamp at, as
+// the page's image (read ahead: see desc.readAhead), unless the page is
+// cached or has changed in the store since, or the images have no room
+// (made as for any image: images are evicted if they are over their
+// share). It reports whether it kept the image.
+func (pt *partition) installReadAhead(er extentReader, id PageID, img pagestore.Image, at pagestore.Stamp) bool {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	if _, cached := pt.table.lookup(id); cached || pt.imagesOff() || img.Codec == codec.None || len(img.Data) == 0 || len(img.Data) >= pt.ps {
 		return false
 	}
-	if !evict && !pt.fillRoom() {
-		return false
-	}
 	if !er.IsCurrent(id, at) {
 		return false
 	}
-	if pt.images+pt.redundant >= pt.maxImages && (!evict || !pt.evictImage()) {
+	if pt.images+pt.redundant >= pt.maxImages && !pt.evictImage() {
 		return false
 	}
 	if len(pt.freeDescs) == 0 {
@@ -127,11 +122,7 @@ func (pt *partition) installImage(er extentReader, id PageID, img pagestore.Imag
 		return false
 	}
 	d.readAhead = true
-	if evict {
-		pt.st.raPages.Add(1)
-	} else {
-		pt.st.fillPages.Add(1)
-	}
+	pt.st.raPages.Add(1)
 	return true
 }
 

@@ -118,16 +118,12 @@ type Stats struct {
 	// HitsCompressed too) and the pages evicted before any use.
 	ReadAheadReads, ReadAheadPages int64
 	ReadAheadHits, ReadAheadUnused int64
-	// The images' fill (Options.FillImages): the store reads it made and
-	// the pages it kept as images. Their uses count as read-ahead hits,
-	// those evicted unused as read-ahead unused.
-	FillReads, FillPages int64
-	DirtyPages           int64
-	Flushes              int64 // pages written back by the page cleaners (in the background)
-	FlushAllWrites       int64 // pages written back by FlushAll (checkpoints, Close)
-	FreeBufferWaits      int64 // accesses that found no clean frame and waited
-	FreeBufferWaited     time.Duration
-	LoadErrors           int64
+	DirtyPages                     int64
+	Flushes                        int64 // pages written back by the page cleaners (in the background)
+	FlushAllWrites                 int64 // pages written back by FlushAll (checkpoints, Close)
+	FreeBufferWaits                int64 // accesses that found no clean frame and waited
+	FreeBufferWaited               time.Duration
+	LoadErrors                     int64
 }
 
 // storeStats is a store that reports its sizes (pagestore.Store), for the
@@ -165,8 +161,6 @@ func (p *Pool) Stats() Stats {
 		st.ReadAheadPages += s.raPages.Load()
 		st.ReadAheadHits += s.raHits.Load()
 		st.ReadAheadUnused += s.raUnused.Load()
-		st.FillReads += s.fillReads.Load()
-		st.FillPages += s.fillPages.Load()
 		st.Flushes += s.flushes.Load()
 		st.FlushAllWrites += s.checkpointWrites.Load()
 		st.FreeBufferWaits += s.fbWaits.Load()

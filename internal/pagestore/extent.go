@@ -185,14 +185,6 @@ func (s *Store) ReadImages(ids []PageID, fn func(id PageID, img Image, at Stamp)
 	return reads, err
 }
 
-// PageIDLimit returns an id above every page id in use (the allocator's
-// next new id): a caller walking the pages by id stops there.
-func (s *Store) PageIDLimit() PageID {
-	s.idMu.Lock()
-	defer s.idMu.Unlock()
-	return s.nextID
-}
-
 // IsCurrent reports whether at is still the newest record of page id: the
 // page has not been written, relocated or freed since an extent read
 // returned it.
