@@ -63,7 +63,7 @@ type Pool struct {
 	opts     Options
 	pageSize int
 	parts    []*partition
-	shift    uint // partition = hash(id) >> shift
+	shift    uint // partition = hash(id/partRun) >> shift
 
 	fixed atomic.Bool // R is fixed, not tuned
 	// compressing: evicted frames without an image are compressed into
@@ -157,11 +157,18 @@ func bitsLen(n int) int {
 	return l
 }
 
+// partRun is how many consecutive page ids share a partition
+// (partFor): a partition writes its dirty pages back together, so pages
+// with neighbouring ids (a sequential load's neighbouring leaves) that
+// share one land next to each other in the store, where a scan's
+// read-ahead reads them with one read (pagestore.Store.ReadImages).
+const partRun = 16
+
 func (p *Pool) partFor(id PageID) *partition {
 	if len(p.parts) == 1 {
 		return p.parts[0]
 	}
-	return p.parts[(uint64(id)*0x9E3779B97F4A7C15)>>p.shift]
+	return p.parts[(uint64(id/partRun)*0x9E3779B97F4A7C15)>>p.shift]
 }
 
 // PageSize is the size of every page.

@@ -8,10 +8,11 @@ import (
 )
 
 // coldPool returns a store holding pages 0..n-1 (version 1), all written
-// back, and a new pool over it that holds none of them.
+// back by a pool with opts' partitions, and a new pool over it that holds
+// none of them.
 func coldPool(t *testing.T, s Store, n int, opts Options) *Pool {
 	t.Helper()
-	warm, err := New(s, Options{CacheSize: 512 << 10, Partitions: 1})
+	warm, err := New(s, Options{CacheSize: max(512<<10, opts.CacheSize), Partitions: max(1, opts.Partitions)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,4 +238,25 @@ func TestFreePageDropsImagesReadAheadMeanwhile(t *testing.T) {
 	}
 	pg.Release()
 	checkInvariants(t, p)
+}
+
+// Pages with neighbouring ids share a partition in runs of partRun, so a
+// partition's write-back puts them next to each other in the store: after
+// a sequential load through four partitions, each aligned run of 16 pages
+// is read ahead with one read (with one partition per page's hash, the 16
+// lay in four partitions' regions: four reads).
+func TestNeighbouringPagesReadTogether(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "zstd")
+	defer s.Close()
+	opts := Options{CacheSize: 4 << 20, Partitions: 4, FixedShare: true, CompressedShare: 0.5}
+	p := coldPool(t, s, 512, opts)
+	for from := 0; from < 512; from += partRun {
+		before := p.Stats().ReadAheadReads
+		if n := p.ReadAhead(span(from, partRun)); n != partRun {
+			t.Fatalf("pages %d..%d: %d read ahead", from, from+partRun-1, n)
+		}
+		if reads := p.Stats().ReadAheadReads - before; reads != 1 {
+			t.Fatalf("pages %d..%d: read ahead with %d reads, want 1", from, from+partRun-1, reads)
+		}
+	}
 }
