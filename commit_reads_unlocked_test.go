@@ -326,3 +326,132 @@ func TestPrefetchUnderChurn(t *testing.T) {
 	}
 	t.Logf("prefetched %d pages; pool misses %d; checkpoints %d", st.PrefetchedPages, st.Pool.Misses, st.Checkpoints)
 }
+
+// TestPointReadsFollowSplits: point reads of keys that are always present,
+// over a table many times the cache (so that they read pages without the
+// tree latch and look again), while commits insert keys between them and
+// split their leaves. A read that went on from the page it read without
+// noticing a commit in between (get's treeEpoch) would search a leaf the
+// key had left and report it missing.
+func TestPointReadsFollowSplits(t *testing.T) {
+	const rows = 8000
+	inserts := 4000
+	if testing.Short() {
+		inserts = 1500
+	}
+	opts := &Options{PageSize: 4096, CacheSize: 256 << 10, Partitions: 2, Codec: "lz4", CheckpointWAL: 256 << 10, fs: vfs.NewMem()}
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	key := func(i int) []byte { return []byte(fmt.Sprintf("k%07d", i)) }
+	pad := bytes.Repeat([]byte{'.'}, 100)
+	b := db.NewBatch()
+	for i := 0; i < rows; i++ {
+		b.Set(key(2*i*1000), pad) // present throughout, 1000 ids apart
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 2)
+	var wg sync.WaitGroup
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(r), 3))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := key(2 * rng.IntN(rows) * 1000)
+				if v, err := db.Get(k); err != nil || !bytes.Equal(v, pad) {
+					errs <- fmt.Errorf("get %s: %q, %v", k, v, err)
+					return
+				}
+			}
+		}()
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for n := 0; n < inserts; n++ {
+		// Between two present keys: leaves fill and split under the readers.
+		if err := db.Set(key(2*rng.IntN(rows)*1000+1+rng.IntN(1998)), pad); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+}
+
+// TestPointReadSeesSplitAfterItsRead: a commit lands right after a point
+// read read the key's leaf without the tree latch: it changes the key's
+// value and splits the leaf (copying it first if a checkpoint froze it).
+// The read must return the new value: it looks again from the root when
+// a commit came between (treeEpoch), not from the page it read.
+func TestPointReadSeesSplitAfterItsRead(t *testing.T) {
+	opts := &Options{PageSize: 4096, CacheSize: 256 << 10, Partitions: 1, Codec: "lz4", CheckpointWAL: 64 << 20, fs: vfs.NewMem()}
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	key := func(i int) []byte { return []byte(fmt.Sprintf("k%07d", i)) }
+	pad := bytes.Repeat([]byte{'.'}, 100)
+	b := db.NewBatch()
+	for i := 0; i < 20000; i++ { // about 3 MiB of leaves: 12 times the cache
+		b.Set(key(10*i), pad)
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	target := key(10 * 123)
+	// Evict the target's leaf: read everything else; then a key two
+	// leaves away, so that the branches above the target's leaf are in
+	// memory and the read misses the leaf itself.
+	for i := 0; i < 20000; i++ {
+		if i < 100 || i > 150 {
+			if _, err := db.Get(key(10 * i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := db.Get(key(10 * 60)); err != nil {
+		t.Fatal(err)
+	}
+	fired := false
+	getReadHook = func(k []byte) {
+		if fired || !bytes.Equal(k, target) {
+			return
+		}
+		fired = true
+		// Keys just below the target: its leaf splits, the target at
+		// its upper end moves to the new leaf.
+		b := db.NewBatch()
+		for j := 1; j < 10; j++ {
+			for n := 0; n < 8; n++ {
+				b.Set([]byte(fmt.Sprintf("k%07d-%d", 10*123-10+j, n)), pad)
+			}
+		}
+		b.Set(target, []byte("new"))
+		if err := b.Commit(nil); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { getReadHook = nil }()
+	v, err := db.Get(target)
+	if !fired {
+		t.Fatalf("the read of %s did not miss its leaf (test setup)", target)
+	}
+	if err != nil || string(v) != "new" {
+		t.Fatalf("get %s after a split landed between its read and its look: %q, %v", target, v, err)
+	}
+}

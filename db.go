@@ -82,6 +82,12 @@ type DB struct {
 	// transactions read pages no commit changes in place (frozen below, or
 	// writeMu held) and do not take it.
 	treeMu sync.RWMutex
+	// treeEpoch counts the times a commit held treeMu exclusively: a
+	// point read that finds it unchanged after reading a page knows the
+	// tree's pages are as it left them, and goes on from that page
+	// instead of from the root (get). Written under treeMu exclusively,
+	// read under treeMu shared.
+	treeEpoch uint64
 	// broken is set (under treeMu) when a failed commit could not be
 	// undone: the tree holds part of it, so reads refuse until reopen.
 	broken error
@@ -488,6 +494,7 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 	inline := func(b []byte) { value = append(make([]byte, 0, len(b)), b...) }
 	var seen btree.PageID // the page read last: counted down to it
+	var epoch uint64      // treeEpoch when seen was found missing
 	for round := 0; ; round++ {
 		db.treeMu.RLock()
 		if db.broken != nil {
@@ -499,7 +506,14 @@ func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 		var ref btree.OverflowRef
 		var missing btree.PageID
 		if round < readRounds {
-			ref, found, missing, err = db.tree.LookupCached(v.root, key, inline, seen)
+			// No commit since seen was found on the key's path: the
+			// path down to it is unchanged, so the look goes on from it.
+			from := v.root
+			if seen != 0 && db.treeEpoch == epoch {
+				from = seen
+			}
+			epoch = db.treeEpoch
+			ref, found, missing, err = db.tree.LookupCached(from, key, inline, seen)
 		} else {
 			ref, found, err = db.tree.Lookup(v.root, key, inline)
 		}
@@ -509,6 +523,9 @@ func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 			v.release()
 			if err != nil {
 				return nil, false, db.readErr(err)
+			}
+			if getReadHook != nil {
+				getReadHook(key)
 			}
 			seen = missing
 			continue
@@ -523,6 +540,11 @@ func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 		return value, found, nil
 	}
 }
+
+// getReadHook, when set (by tests only), runs in get after a page was read
+// without the tree latch, before the look again: where a commit that
+// races with the read lands.
+var getReadHook func(key []byte)
 
 // warmPage reads page id into the pool and lets it go (get).
 func (db *DB) warmPage(id btree.PageID) error {
@@ -719,6 +741,7 @@ func (db *DB) checkpointForSpace() {
 func (db *DB) commitLocked(ops [][]byte, tx *btree.Tx) (uint64, error) {
 	db.treeMu.Lock()
 	defer db.treeMu.Unlock()
+	db.treeEpoch++
 	db.mu.RLock()
 	root, txid := db.root, db.txid+1
 	// A snapshot reads its version's pages in place: they are frozen too.
