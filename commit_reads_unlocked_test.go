@@ -235,21 +235,9 @@ func TestPrefetchUnderChurn(t *testing.T) {
 	if testing.Short() {
 		batches = 100
 	}
-	opts := &Options{PageSize: 4096, CacheSize: 512 << 10, Partitions: 2, Codec: "lz4", CheckpointWAL: 256 << 10, fs: vfs.NewMem()}
-	db, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	key := func(i int) []byte { return []byte(fmt.Sprintf("k%06d", i)) }
 	pad := bytes.Repeat([]byte{'.'}, 120)
-	b := db.NewBatch()
-	for i := 0; i < rows; i++ {
-		b.Set(key(i), pad) // some 3 MiB of leaves, 6 times the cache
-	}
-	if err := b.Commit(nil); err != nil {
-		t.Fatal(err)
-	}
+	db := memTable(t, 512<<10, 2, 256<<10, rows, key, pad) // some 3 MiB of leaves, 6 times the cache
 	models := make([]map[int]string, writers)
 	errs := make(chan error, writers+1)
 	var wg sync.WaitGroup
@@ -339,21 +327,10 @@ func TestPointReadsFollowSplits(t *testing.T) {
 	if testing.Short() {
 		inserts = 1500
 	}
-	opts := &Options{PageSize: 4096, CacheSize: 256 << 10, Partitions: 2, Codec: "lz4", CheckpointWAL: 256 << 10, fs: vfs.NewMem()}
-	db, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	key := func(i int) []byte { return []byte(fmt.Sprintf("k%07d", i)) }
 	pad := bytes.Repeat([]byte{'.'}, 100)
-	b := db.NewBatch()
-	for i := 0; i < rows; i++ {
-		b.Set(key(2*i*1000), pad) // present throughout, 1000 ids apart
-	}
-	if err := b.Commit(nil); err != nil {
-		t.Fatal(err)
-	}
+	// Keys present throughout, 1000 ids apart.
+	db := memTable(t, 256<<10, 2, 256<<10, rows, func(i int) []byte { return key(2 * i * 1000) }, pad)
 	stop := make(chan struct{})
 	errs := make(chan error, 2)
 	var wg sync.WaitGroup
@@ -398,21 +375,10 @@ func TestPointReadsFollowSplits(t *testing.T) {
 // The read must return the new value: it looks again from the root when
 // a commit came between (treeEpoch), not from the page it read.
 func TestPointReadSeesSplitAfterItsRead(t *testing.T) {
-	opts := &Options{PageSize: 4096, CacheSize: 256 << 10, Partitions: 1, Codec: "lz4", CheckpointWAL: 64 << 20, fs: vfs.NewMem()}
-	db, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	key := func(i int) []byte { return []byte(fmt.Sprintf("k%07d", i)) }
 	pad := bytes.Repeat([]byte{'.'}, 100)
-	b := db.NewBatch()
-	for i := 0; i < 20000; i++ { // about 3 MiB of leaves: 12 times the cache
-		b.Set(key(10*i), pad)
-	}
-	if err := b.Commit(nil); err != nil {
-		t.Fatal(err)
-	}
+	// About 3 MiB of leaves: 12 times the cache.
+	db := memTable(t, 256<<10, 1, 64<<20, 20000, func(i int) []byte { return key(10 * i) }, pad)
 	target := key(10 * 123)
 	// Evict the target's leaf: read everything else; then a key two
 	// leaves away, so that the branches above the target's leaf are in
@@ -454,4 +420,26 @@ func TestPointReadSeesSplitAfterItsRead(t *testing.T) {
 	if err != nil || string(v) != "new" {
 		t.Fatalf("get %s after a split landed between its read and its look: %q, %v", target, v, err)
 	}
+}
+
+// memTable opens a database on a MemFS (4 KiB pages, LZ4) with a cache of
+// cache bytes, the given partitions and CheckpointWAL, and commits
+// key(i) = pad for i in [0, rows) in one batch. It closes the database
+// when the test ends.
+func memTable(t *testing.T, cache int64, partitions int, ckptWAL int64, rows int, key func(int) []byte, pad []byte) *DB {
+	t.Helper()
+	opts := &Options{PageSize: 4096, CacheSize: cache, Partitions: partitions, Codec: "lz4", CheckpointWAL: ckptWAL, fs: vfs.NewMem()}
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b := db.NewBatch()
+	for i := 0; i < rows; i++ {
+		b.Set(key(i), pad)
+	}
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
