@@ -90,7 +90,10 @@ type Options struct {
 	// Partitions is the number of buffer pool partitions (a power of
 	// two, at most 1024). Default: the smallest power of two ≥ GOMAXPROCS,
 	// doubled while a partition would hold more than 128 GiB of the cache
-	// (with 4 KiB OS pages; a partition may not hold more).
+	// (with 4 KiB OS pages; a partition may not hold more). Pages are
+	// spread over them by a hash of their id; where a partition holds
+	// 1,024 pages or more, runs of 16 consecutive ids share one, so that
+	// neighbouring pages are written back together.
 	Partitions int
 	// CheckpointWAL is the WAL size in bytes after which a background
 	// checkpoint runs; it bounds recovery time. Default 64 MiB.

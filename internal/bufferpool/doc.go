@@ -42,9 +42,10 @@
 // counted as free buffer waits.
 //
 // Pages are spread over partitions (a power of two, by default ≥
-// GOMAXPROCS) by a hash of their id over 16 (runs of 16 consecutive ids
-// share a partition, and so are written back together); each partition
-// has its own table,
+// GOMAXPROCS) by a hash of their id over 16 where partitions hold 1,024
+// frames or more (runs of 16 consecutive ids share a partition, and so
+// are written back together), of their id otherwise; each partition has
+// its own table,
 // frames, images, CLOCK hands, ghosts and mutex. A hit on a frame takes
 // neither the mutex nor a pin, only the frame's latch; the mutex is held
 // exclusively to change what is cached. The lock rules are at the top of

@@ -42,7 +42,8 @@ type Options struct {
 	ControllerInterval time.Duration
 	// Partitions is the number of independent partitions (a power of
 	// two, at most 1024); pages are spread over them by a hash of their
-	// id (runs of 16 consecutive ids share one). Default: the smallest power of two ≥ GOMAXPROCS, doubled while
+	// id (runs of 16 consecutive ids share one where partitions hold
+	// 1,024 frames or more). Default: the smallest power of two ≥ GOMAXPROCS, doubled while
 	// a partition's budget would exceed maxPartitionBudget (128 GiB with
 	// 4 KiB OS pages), which validate refuses.
 	Partitions int

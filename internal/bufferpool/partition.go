@@ -34,7 +34,8 @@ import (
 
 // partition is an independent slice of the pool: its own table, frames,
 // images, CLOCK hands, ghosts and mutex. Pages map to partitions by a hash of
-// their id, so no lock is shared by all pages (document 002's lesson).
+// their id (Pool.partFor), so no lock is shared by all pages (document
+// 002's lesson).
 type partition struct {
 	pool   *Pool
 	ps     int

@@ -3,6 +3,7 @@ package bufferpool
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,7 +64,8 @@ type Pool struct {
 	opts     Options
 	pageSize int
 	parts    []*partition
-	shift    uint // partition = hash(id/partRun) >> shift
+	shift    uint // partition = hash(id >> runShift) >> shift
+	runShift uint // log2 of the ids a run of a partition holds: partRun's or 0
 
 	fixed atomic.Bool // R is fixed, not tuned
 	// compressing: evicted frames without an image are compressed into
@@ -126,6 +128,9 @@ func New(store Store, opts Options) (*Pool, error) {
 	p.ctl.init(opts)
 	p.scratch.New = func() any { b := make([]byte, 2*ps+64); return &b }
 	partBudget := opts.CacheSize / int64(opts.Partitions)
+	if partBudget/int64(ps) >= partRunFrames {
+		p.runShift = uint(bits.TrailingZeros(partRun))
+	}
 	for i := 0; i < opts.Partitions; i++ {
 		part, err := newPartition(p, int(partBudget))
 		if err != nil {
@@ -157,18 +162,25 @@ func bitsLen(n int) int {
 	return l
 }
 
-// partRun is how many consecutive page ids share a partition
-// (partFor): a partition writes its dirty pages back together, so pages
-// with neighbouring ids (a sequential load's neighbouring leaves) that
-// share one land next to each other in the store, where a scan's
-// read-ahead reads them with one read (pagestore.Store.ReadImages).
-const partRun = 16
+// partRun is how many consecutive page ids share a partition (partFor)
+// where partitions hold at least partRunFrames frames each: a partition
+// writes its dirty pages back together, so pages with neighbouring ids (a
+// sequential load's neighbouring leaves) that share one land next to each
+// other in the store, where a scan's read-ahead reads them with one read
+// (pagestore.Store.ReadImages). Smaller partitions take pages one id at a
+// time: there a hot set of a few runs of consecutive ids (the newest
+// leaves of an index with increasing keys) would crowd a few partitions'
+// frames while the others' stayed idle.
+const (
+	partRun       = 16
+	partRunFrames = 64 * partRun
+)
 
 func (p *Pool) partFor(id PageID) *partition {
 	if len(p.parts) == 1 {
 		return p.parts[0]
 	}
-	return p.parts[(uint64(id/partRun)*0x9E3779B97F4A7C15)>>p.shift]
+	return p.parts[(uint64(id>>p.runShift)*0x9E3779B97F4A7C15)>>p.shift]
 }
 
 // PageSize is the size of every page.

@@ -240,15 +240,18 @@ func TestFreePageDropsImagesReadAheadMeanwhile(t *testing.T) {
 	checkInvariants(t, p)
 }
 
-// Pages with neighbouring ids share a partition in runs of partRun, so a
-// partition's write-back puts them next to each other in the store: after
-// a sequential load through four partitions, each aligned run of 16 pages
-// is read ahead with one read (with one partition per page's hash, the 16
-// lay in four partitions' regions: four reads).
+// Pages with neighbouring ids share a partition in runs of partRun (in
+// partitions of partRunFrames frames or more), so a partition's write-back
+// puts them next to each other in the store: after a sequential load
+// through four partitions, each aligned run of 16 pages is read ahead with
+// one read (with one partition per page's hash, the 16 lay in four
+// partitions' regions: four reads). Smaller partitions spread pages one
+// by one.
 func TestNeighbouringPagesReadTogether(t *testing.T) {
 	s := openStore(t, vfs.NewMem(), "zstd")
 	defer s.Close()
-	opts := Options{CacheSize: 4 << 20, Partitions: 4, FixedShare: true, CompressedShare: 0.5}
+	// Partitions of 1,024 frames: neighbouring ids go together from there.
+	opts := Options{CacheSize: 4 * partRunFrames * testPageSize, Partitions: 4, FixedShare: true, CompressedShare: 0.5}
 	p := coldPool(t, s, 512, opts)
 	for from := 0; from < 512; from += partRun {
 		before := p.Stats().ReadAheadReads
@@ -258,5 +261,25 @@ func TestNeighbouringPagesReadTogether(t *testing.T) {
 		if reads := p.Stats().ReadAheadReads - before; reads != 1 {
 			t.Fatalf("pages %d..%d: read ahead with %d reads, want 1", from, from+partRun-1, reads)
 		}
+	}
+}
+
+// In partitions smaller than partRunFrames frames, consecutive ids are
+// spread one by one: a few runs of hot consecutive pages do not crowd one
+// partition.
+func TestSmallPartitionsSpreadEachPage(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "zstd")
+	defer s.Close()
+	p, err := New(s, Options{CacheSize: 4 * (partRunFrames / 2) * testPageSize, Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	seen := map[*partition]int{}
+	for id := range PageID(partRun) {
+		seen[p.partFor(id)]++
+	}
+	if len(seen) < 3 {
+		t.Fatalf("16 consecutive ids over 4 small partitions: %d partitions used", len(seen))
 	}
 }

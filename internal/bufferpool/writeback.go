@@ -1,7 +1,9 @@
 package bufferpool
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/pagestore"
@@ -85,6 +87,10 @@ func (pt *partition) flush(wait bool, limit int) error {
 			d.flushing.Store(true)
 			todo = append(todo, target{f, di})
 		}
+		// In page id order: the store appends them in this order, and
+		// neighbouring ids (a sequential load's neighbouring leaves) then
+		// lie together for a scan's read-ahead.
+		slices.SortFunc(todo, func(a, b target) int { return cmp.Compare(pt.desc(a.d).pageID(), pt.desc(b.d).pageID()) })
 		pt.mu.Unlock()
 		for _, t := range todo {
 			d := pt.desc(t.d)
