@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratadb/strata/internal/btree"
+	"github.com/stratadb/strata/internal/bufferpool"
 	"github.com/stratadb/strata/internal/vfs"
 )
 
@@ -394,11 +396,23 @@ func TestPointReadSeesSplitAfterItsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	fired := false
-	getReadHook = func(k []byte) {
+	getReadHook = func(k []byte, id btree.PageID) {
 		if fired || !bytes.Equal(k, target) {
 			return
 		}
 		fired = true
+		// The page read must be the target's leaf: a branch read here
+		// would be changed in place by the split, and the test would
+		// pass without the epoch check.
+		pg, err := db.pool.GetCached(id, bufferpool.Shared, false)
+		if err != nil {
+			t.Errorf("page %d read by the get is not in memory: %v", id, err)
+			return
+		}
+		if kind := pg.Data()[0]; kind != btree.KindLeaf {
+			t.Errorf("the get read page %d of kind %d, not the target's leaf (test setup)", id, kind)
+		}
+		pg.Release()
 		// Keys just below the target: its leaf splits, the target at
 		// its upper end moves to the new leaf.
 		b := db.NewBatch()

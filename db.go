@@ -525,7 +525,7 @@ func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 				return nil, false, db.readErr(err)
 			}
 			if getReadHook != nil {
-				getReadHook(key)
+				getReadHook(key, missing)
 			}
 			seen = missing
 			continue
@@ -541,10 +541,10 @@ func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 	}
 }
 
-// getReadHook, when set (by tests only), runs in get after a page was read
-// without the tree latch, before the look again: where a commit that
+// getReadHook, when set (by tests only), runs in get after page id was
+// read without the tree latch, before the look again: where a commit that
 // races with the read lands.
-var getReadHook func(key []byte)
+var getReadHook func(key []byte, id btree.PageID)
 
 // warmPage reads page id into the pool and lets it go (get).
 func (db *DB) warmPage(id btree.PageID) error {
