@@ -204,6 +204,25 @@ const (
 	spanGap = 64 << 10
 )
 
+// spanOf returns how many of n records, sorted by offset, one read
+// starting at the first covers, and the bytes [from, to) it reads: each
+// next record of the same segment joins while the gap before it is at
+// most gap and the read stays within maxLen (the first always joins,
+// whatever its length). Cleaning (spans) and extent reads use it.
+func spanOf(n int, loc func(int) location, gap, maxLen int64) (k int, from, to int64) {
+	first := loc(0)
+	from, to = int64(first.off), int64(first.off)+int64(first.len)
+	for k = 1; k < n; k++ {
+		l := loc(k)
+		off, end := int64(l.off), int64(l.off)+int64(l.len)
+		if l.seg != first.seg || off-to > gap || end-from > maxLen {
+			break
+		}
+		to = max(to, end)
+	}
+	return k, from, to
+}
+
 // relocate copies the live records recs of seg (pinned by the caller) to the
 // head of the cold stream, with new sequence numbers and unchanged payloads
 // (no recompression).
@@ -220,16 +239,7 @@ func (s *Store) relocate(ctx context.Context, seg *segment, recs []liveRec, limi
 	var bytes int64
 	for len(recs) > 0 {
 		// The span: recs[:n], from the first record's start to the last's end.
-		from := int64(recs[0].loc.off)
-		to := from + int64(recs[0].loc.len)
-		n := 1
-		for ; n < len(recs); n++ {
-			off, end := int64(recs[n].loc.off), int64(recs[n].loc.off)+int64(recs[n].loc.len)
-			if off-to > spanGap || end-from > int64(maxSpan) {
-				break
-			}
-			to = max(to, end)
-		}
+		n, from, to := spanOf(len(recs), func(k int) location { return recs[k].loc }, spanGap, int64(maxSpan))
 		if limiter != nil {
 			if err := limiter.WaitN(ctx, int(to-from)); err != nil {
 				return moved, bytes, err

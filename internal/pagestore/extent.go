@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/vfs"
 )
 
@@ -116,17 +115,9 @@ func (s *Store) ReadImages(ids []PageID, fn func(id PageID, img Image, at Stamp)
 	})
 	exts := sc.extents[:0]
 	for i := 0; i < len(recs); {
-		j := i + 1
-		from, to := int64(recs[i].loc.off), int64(recs[i].loc.off)+int64(recs[i].loc.len)
-		for ; j < len(recs) && recs[j].loc.seg == recs[i].loc.seg; j++ {
-			off, end := int64(recs[j].loc.off), int64(recs[j].loc.off)+int64(recs[j].loc.len)
-			if off-to > extentGap || end-from > maxExtent {
-				break
-			}
-			to = max(to, end)
-		}
-		exts = append(exts, extent{i: i, j: j, from: from, to: to})
-		i = j
+		n, from, to := spanOf(len(recs)-i, func(k int) location { return recs[i+k].loc }, extentGap, maxExtent)
+		exts = append(exts, extent{i: i, j: i + n, from: from, to: to})
+		i += n
 	}
 	sc.extents = exts
 	if len(exts) == 0 {
@@ -170,12 +161,8 @@ func (s *Store) ReadImages(ids []PageID, fn func(id PageID, img Image, at Stamp)
 		reads++
 		s.stats.extentRead(e.took, e.j-e.i)
 		for _, r := range recs[e.i:e.j] {
-			rec := e.data[int64(r.loc.off)-e.from:][:r.loc.len]
-			h, payload, derr := decodeRecord(rec, s.pageSize)
-			if derr != nil || h.pageID != r.id || h.kind != kindPage {
-				continue
-			}
-			if h.codec == codec.ZstdDict && s.checkDictRecord(payload) != nil {
+			h, payload, derr := s.checkPageRecord(e.data[int64(r.loc.off)-e.from:][:r.loc.len], r.id)
+			if derr != nil {
 				continue
 			}
 			fn(r.id, Image{Codec: h.codec, Seq: h.seq, Data: payload}, Stamp{r.loc})

@@ -588,6 +588,17 @@ func (s *Store) readRecord(id PageID, scratch []byte) (recordHeader, []byte, loc
 	if err != nil {
 		return recordHeader{}, nil, loc, fmt.Errorf("pagestore: read page %d: segment %s offset %d: %w", id, seg.path, loc.off, err)
 	}
+	h, payload, err := s.checkPageRecord(rec, id)
+	if err != nil {
+		return recordHeader{}, nil, loc, fmt.Errorf("pagestore: read page %d: segment %s offset %d: %w: %v", id, seg.path, loc.off, ErrCorrupt, err)
+	}
+	s.stats.pagesRead.Add(1)
+	return h, payload, loc, nil
+}
+
+// checkPageRecord decodes rec and verifies that it is page id's record
+// (checksum, header, page id and kind, and a dictionary this store knows).
+func (s *Store) checkPageRecord(rec []byte, id PageID) (recordHeader, []byte, error) {
 	h, payload, err := decodeRecord(rec, s.pageSize)
 	if err == nil && (h.pageID != id || h.kind != kindPage) {
 		err = fmt.Errorf("record belongs to page %d (kind %d)", h.pageID, h.kind)
@@ -595,11 +606,7 @@ func (s *Store) readRecord(id PageID, scratch []byte) (recordHeader, []byte, loc
 	if err == nil && h.codec == codec.ZstdDict {
 		err = s.checkDictRecord(payload)
 	}
-	if err != nil {
-		return recordHeader{}, nil, loc, fmt.Errorf("pagestore: read page %d: segment %s offset %d: %w: %v", id, seg.path, loc.off, ErrCorrupt, err)
-	}
-	s.stats.pagesRead.Add(1)
-	return h, payload, loc, nil
+	return h, payload, err
 }
 
 // Close stops the background work, writes a final checkpoint (so that the
