@@ -41,6 +41,8 @@ type strataEngine struct {
 	limitDone chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+	// stopTrace stops the pool trace PoolTraceEnv asks for.
+	stopTrace func()
 }
 
 func openStrata(cfg Config) (Engine, string, error) {
@@ -100,6 +102,7 @@ func openStrata(cfg Config) (Engine, string, error) {
 		close(e.limitDone)
 	}
 	e.notes = notes
+	e.stopTrace = startPoolTrace(db)
 	e.batches.New = func() any { return db.NewBatch() }
 	return e, e.describe(cfg, device), nil
 }
@@ -269,6 +272,7 @@ func (e *strataEngine) Flush() error { return e.db.Checkpoint() }
 // holds this pool's metadata.
 func (e *strataEngine) Close() error {
 	e.closeOnce.Do(func() {
+		e.stopTrace()
 		close(e.stopLimit)
 		<-e.limitDone
 		if e.limitBase > 0 {

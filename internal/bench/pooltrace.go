@@ -1,0 +1,73 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/stratadb/strata"
+)
+
+// PoolTraceEnv names the environment variable that makes a Strata child
+// write its buffer pool's state to the file it names (".<n>" appended for
+// the n-th open of the process, the load's and the run's), one line every
+// poolTraceEvery from the open to the close: seconds since the open, R
+// and the target, whether demotions compress, the frames' and images' MiB,
+// the accesses of the interval (frame hits, image hits, misses) and the
+// controller's trials so far (all, frames trials, kept). It is for seeing
+// how the controller converges after an open or a change of load, which
+// the run's end-of-phase figures cannot show.
+const PoolTraceEnv = "STRATA_BENCH_POOLTRACE"
+
+const poolTraceEvery = 250 * time.Millisecond
+
+// poolTraceOpens numbers the opens of this process (the child opens once
+// for the load and again for the run).
+var poolTraceOpens int
+
+// startPoolTrace starts the trace PoolTraceEnv asks for, if any, and
+// returns the function that stops it (called by Close before the database
+// closes).
+func startPoolTrace(db *strata.DB) (stop func()) {
+	path := os.Getenv(PoolTraceEnv)
+	if path == "" {
+		return func() {}
+	}
+	poolTraceOpens++
+	f, err := os.Create(fmt.Sprintf("%s.%d", path, poolTraceOpens))
+	if err != nil {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		defer f.Close()
+		w := bufio.NewWriter(f)
+		defer w.Flush()
+		fmt.Fprintln(w, "t\tR\ttarget\tcompressing\tframes_mib\timages_mib\thits_u\thits_c\tmisses\ttrials\tframes_trials\tkept")
+		start := time.Now()
+		t := time.NewTicker(poolTraceEvery)
+		defer t.Stop()
+		var prev strata.Stats
+		for {
+			st := db.Stats()
+			p := st.Pool
+			fmt.Fprintf(w, "%.2f\t%.3f\t%.3f\t%v\t%.1f\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\n",
+				time.Since(start).Seconds(), p.Share, p.TargetShare, p.Compressing,
+				float64(p.FrameBytes)/(1<<20), float64(p.ImageBytes)/(1<<20),
+				p.HitsUncompressed-prev.Pool.HitsUncompressed, p.HitsCompressed-prev.Pool.HitsCompressed,
+				p.Misses-prev.Pool.Misses, p.ControllerTrials, p.FramesTrials, p.TrialsKept)
+			prev = st
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
