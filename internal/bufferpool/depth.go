@@ -157,6 +157,29 @@ const jumpMargin = 0.25
 // minJumpHits: image hits the histogram needs before it is trusted.
 const minJumpHits = 256
 
+// framesAloneMisses predicts from the depth histogram the misses that
+// frames alone (R = minShare, images of minShare of the memory at most)
+// would have had over the accesses of hist's interval, in which the images
+// held u of the memory: today's misses, and the image hits deeper than
+// frames larger by u − minShare and minShare/α pages of images would reach
+// (lowerShare's rule at its lowest candidate; image hits the histogram did
+// not place count as deep). ok is false where the histogram holds too few
+// image hits to be trusted (minJumpHits).
+func framesAloneMisses(u, minShare, alpha float64, hist *[depthBuckets]int64, hitsC, misses int64) (predicted float64, ok bool) {
+	if hitsC < minJumpHits || alpha <= 0 {
+		return 0, false
+	}
+	imagesEnd := math.Max(0, u-minShare) + minShare/alpha
+	var counted, deep int64
+	for b, n := range hist {
+		counted += n
+		if b == depthBuckets-1 || (float64(b)+0.5)/depthScale >= imagesEnd {
+			deep += n
+		}
+	}
+	return float64(misses + deep + max(0, hitsC-counted)), true
+}
+
 // lowerShare returns the share below u (the images' current share of the
 // memory) whose predicted time per access is lowest, and that time and the
 // current one (both per access, nanoseconds), or ok false when no smaller

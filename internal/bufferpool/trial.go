@@ -44,7 +44,9 @@ import (
 // pay: a cold pool read uniformly, data twice the budget, had its frames
 // arm beat R 0.37 on the climb's way up to 0.95, which reads 1.3× faster
 // than frames alone; at the maximum it has found them) unless document
-// 000's model says frames alone win (framesByModel).
+// 000's model says frames alone win (framesByModel), and the depth
+// histogram does not predict that frames alone would miss far more
+// (framesAddMisses: more than twice the misses plus 2% of the accesses).
 // When both reach their patience in the same decision and neither waits
 // out a back-off, the copy arm goes first.
 // The controller moves to the arm's setting, lets the pool settle for
@@ -387,6 +389,35 @@ func imagesServe(ev evidence) bool {
 	return n > 0 && float64(ev.hitsC) >= imageServeShare*float64(n)
 }
 
+// framesMissShare: frames alone may pay only where they would add no more
+// misses than the pool has now plus this share of its accesses
+// (framesAddMisses).
+const framesMissShare = 0.02
+
+// framesAddMisses reports whether frames alone would turn so many image
+// hits into misses (framesAloneMisses: more than twice the misses now,
+// plus framesMissShare of the accesses) that their trial cannot pay for
+// itself. Where the images hold data that fits only compressed and
+// nothing misses (JSON events at 2× the memory: images 29 MiB, frames
+// 2.7 MiB, 0.1% misses), frames alone would have missed about an eighth
+// of the accesses: the trial lost, and its 2 s, and the 4 s of misses
+// that refilled the images it had dropped, made auto read at 0.63× of R
+// 0.95 in the 5 s after a 10-s warm-up (docs/BENCHMARKS.md). Where
+// frames alone have won (data that fits them raw: the image hits lie
+// within their reach; data 4–8× the memory: misses already 38%, and
+// frames alone add a third), they add few misses or few beside those
+// there are. Document 000's model saying frames alone win
+// (framesByModel: a decompression costs more than the read it saves)
+// overrides the prediction, as does a histogram too thin to trust.
+func (c *controller) framesAddMisses(alpha float64, ev evidence) bool {
+	if c.framesByModel(alpha) || c.mem.avail <= 0 {
+		return false
+	}
+	u := c.mem.imageBytes / c.mem.avail
+	predicted, ok := framesAloneMisses(u, c.minShare, alpha, &ev.depth, ev.hitsC, ev.misses)
+	return ok && predicted > 2*float64(ev.misses)+framesMissShare*float64(ev.accesses())
+}
+
 // share is the R that arm a runs at.
 func (c *controller) share(a armKind) float64 {
 	if a == armFrames {
@@ -587,7 +618,7 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// and want R up one decision in four (document 000's NVMe +
 	// deflate-6 scenario, in which frames alone read 1.2–1.5× faster).
 	raising := wantedUp && math.Min(prev, next) < c.ceiling-0.005 && !c.framesByModel(alpha)
-	ok[armFrames] = imagesServe(ev) && differs && !raising
+	ok[armFrames] = imagesServe(ev) && differs && !raising && !c.framesAddMisses(alpha, ev)
 	return ok
 }
 
