@@ -409,6 +409,7 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.meta_bytes"] = float64(p.MetaBytes)
 	m["pool.promotions"] = float64(p.Promotions - b.Promotions)
 	m["pool.flushes"] = float64(p.Flushes - b.Flushes)
+	m["pool.hot_skips"] = float64(p.HotSkips - b.HotSkips)
 	m["pool.free_buffer_waits"] = float64(p.FreeBufferWaits - b.FreeBufferWaits)
 	m["pool.frame_bytes"] = float64(p.FrameBytes)
 	m["pool.image_bytes"] = float64(p.ImageBytes)

@@ -130,6 +130,7 @@ type partStats struct {
 	movedPieces, loadErrors               atomic.Int64
 	fbWaits, fbWaitNanos, flushes         atomic.Int64
 	checkpointWrites                      atomic.Int64
+	hotSkips                              atomic.Int64 // dirty hot pages the background cleaner left (hotDirty)
 	raReads, raPages, raHits, raUnused    atomic.Int64 // read-ahead (readahead.go)
 	ghostUonC, ghostUonMiss, ghostConMiss atomic.Int64 // controller inputs, reset each interval
 	ghostConComp                          atomic.Int64 // controller input: compressions a larger image tier would have saved

@@ -120,10 +120,14 @@ type Stats struct {
 	ReadAheadHits, ReadAheadUnused int64
 	DirtyPages                     int64
 	Flushes                        int64 // pages written back by the page cleaners (in the background)
-	FlushAllWrites                 int64 // pages written back by FlushAll (checkpoints, Close)
-	FreeBufferWaits                int64 // accesses that found no clean frame and waited
-	FreeBufferWaited               time.Duration
-	LoadErrors                     int64
+	// HotSkips: the times the page cleaners passed over a dirty page
+	// because it was hot (used since the eviction hand passed it, or a
+	// protected inner page) while no reader waited for a clean frame.
+	HotSkips         int64
+	FlushAllWrites   int64 // pages written back by FlushAll (checkpoints, Close)
+	FreeBufferWaits  int64 // accesses that found no clean frame and waited
+	FreeBufferWaited time.Duration
+	LoadErrors       int64
 }
 
 // storeStats is a store that reports its sizes (pagestore.Store), for the
@@ -162,6 +166,7 @@ func (p *Pool) Stats() Stats {
 		st.ReadAheadHits += s.raHits.Load()
 		st.ReadAheadUnused += s.raUnused.Load()
 		st.Flushes += s.flushes.Load()
+		st.HotSkips += s.hotSkips.Load()
 		st.FlushAllWrites += s.checkpointWrites.Load()
 		st.FreeBufferWaits += s.fbWaits.Load()
 		st.FreeBufferWaited += time.Duration(s.fbWaitNanos.Load())
