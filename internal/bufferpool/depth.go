@@ -161,10 +161,12 @@ const minJumpHits = 256
 // frames alone (R = minShare, images of minShare of the memory at most)
 // would have had over the accesses of hist's interval, in which the images
 // held u of the memory: today's misses, and the image hits deeper than
-// frames larger by u − minShare and minShare/α pages of images would reach
-// (lowerShare's rule at its lowest candidate; image hits the histogram did
-// not place count as deep). ok is false where the histogram holds too few
-// image hits to be trusted (minJumpHits).
+// frames larger by u − minShare of the page memory and images holding
+// minShare/α of it would reach (lowerShare's rule at its lowest candidate;
+// image hits the histogram did not place count as deep, as do depths
+// overstated by stale entries: the prediction errs towards more misses,
+// against the frames trial it gates). ok is false where the histogram
+// holds too few image hits to be trusted (minJumpHits).
 func framesAloneMisses(u, minShare, alpha float64, hist *[depthBuckets]int64, hitsC, misses int64) (predicted float64, ok bool) {
 	if hitsC < minJumpHits || alpha <= 0 {
 		return 0, false

@@ -50,7 +50,9 @@ type Options struct {
 	// DirtyLimit is the share of frames (0..1) that may be dirty, once the
 	// budget is nearly full, before the page cleaners start writing them
 	// back. While the data fits with room to spare, dirty pages wait for
-	// FlushAll (the database's checkpoints). Default: 0.25.
+	// FlushAll (the database's checkpoints), and so do hot inner pages
+	// (Page.MarkInner) unless a reader waits for a clean frame. Default:
+	// 0.25.
 	DirtyLimit float64
 	// Verify, if set, checks a page's bytes when they enter a frame from
 	// the store or the compressed tier (not on hits): the layer above

@@ -121,8 +121,8 @@ type Stats struct {
 	DirtyPages                     int64
 	Flushes                        int64 // pages written back by the page cleaners (in the background)
 	// HotSkips: the times the page cleaners passed over a dirty page
-	// because it was hot (used since the eviction hand passed it, or a
-	// protected inner page) while no reader waited for a clean frame.
+	// because it was a hot inner page (protected from eviction) while no
+	// reader waited for a clean frame.
 	HotSkips         int64
 	FlushAllWrites   int64 // pages written back by FlushAll (checkpoints, Close)
 	FreeBufferWaits  int64 // accesses that found no clean frame and waited

@@ -44,9 +44,10 @@ import (
 // pay: a cold pool read uniformly, data twice the budget, had its frames
 // arm beat R 0.37 on the climb's way up to 0.95, which reads 1.3× faster
 // than frames alone; at the maximum it has found them) unless document
-// 000's model says frames alone win (framesByModel), and the depth
-// histogram does not predict that frames alone would miss far more
-// (framesAddMisses: more than twice the misses plus 2% of the accesses).
+// 000's model says frames alone win (framesByModel), and, unless that
+// model says so, the depth histogram does not predict that frames alone
+// would miss far more (framesAddMisses: more than twice the misses plus
+// 2% of the accesses).
 // When both reach their patience in the same decision and neither waits
 // out a back-off, the copy arm goes first.
 // The controller moves to the arm's setting, lets the pool settle for

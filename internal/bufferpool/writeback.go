@@ -60,7 +60,8 @@ func (pt *partition) cleanIfNeeded() error {
 // starting at the cleaner's own hand and moving on, a few frames at a time
 // so that its pins are short. With wait (FlushAll) it waits for writers
 // holding a page, and goes on until no dirty frame is left; without
-// (background cleaning) it skips pages in use. The caller must not hold a
+// (background cleaning) it skips pages in use, and hot inner pages unless
+// a reader waits for a clean frame or a write error stands (hotDirty). The caller must not hold a
 // page of the pool when wait is set.
 func (pt *partition) flush(wait bool, limit int) error {
 	type target struct{ f, d int32 }
@@ -70,8 +71,11 @@ func (pt *partition) flush(wait bool, limit int) error {
 	for passes := 0; err == nil && (limit < 0 || written < limit); {
 		var todo []target
 		// Without a reader waiting for a clean frame, background cleaning
-		// leaves hot pages dirty (hotDirty): they are not near eviction.
-		skipHot := !wait && pt.waiting.Load() == 0
+		// leaves hot inner pages dirty (hotDirty): they are not near
+		// eviction. While a write error stands it writes them too: no
+		// reader waits then (allocFrame fails at once), and a retry that
+		// wrote nothing would leave the error standing.
+		skipHot := !wait && pt.waiting.Load() == 0 && pt.writeErr.Load() == nil
 		pt.mu.Lock()
 		n := len(pt.frameDesc)
 		scanned := 0
@@ -143,19 +147,21 @@ func (pt *partition) flush(wait bool, limit int) error {
 	return err
 }
 
-// hotDirty reports whether dirty page d is hot: used since the eviction
-// hand last passed it (its CLOCK bit), or an inner page the hand protects
-// (innerProtected). The background cleaner writes such a page only for a
-// reader waiting for a clean frame: it is not the next to be evicted, and
-// it will likely be changed again before it is, so writing it now costs a
-// compression and a store write that its next change makes garbage. With
-// data 8× the memory and random updates, the parents of the leaves a
-// commit copies were changed again within milliseconds of each write:
-// the pool wrote 5.1 pages a transaction for 3 leaves changed.
-// Checkpoints (FlushAll) write every dirty page whatever its heat. Called
-// with mu held.
+// hotDirty reports whether dirty page d is hot: an inner page the
+// eviction hand protects (innerProtected), on the path of every lookup
+// below it. The background cleaner writes such a page only for a reader
+// waiting for a clean frame: it is not going to be evicted, and it will
+// likely be changed again first, so writing it now costs a compression
+// and a store write that its next change makes garbage. With data 8× the
+// memory and random updates, the parents of the leaves that commits copy
+// were changed again within milliseconds of each write: the pool wrote
+// 5.1 pages a transaction for 3 leaves changed. Leaves are written as
+// before, used lately or not: a leaf a sequential insert has filled is
+// used lately and never changed again, and leaving such leaves to the
+// checkpoint made inserts 13% slower (docs/BENCHMARKS.md). Checkpoints
+// (FlushAll) write every dirty page. Called with mu held.
 func (pt *partition) hotDirty(d *desc) bool {
-	return d.ref.Load() || pt.innerProtected(d)
+	return pt.innerProtected(d)
 }
 
 // flushPage writes page id back if it is in a frame and dirty, waiting for
