@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/stratadb/strata"
@@ -24,20 +25,19 @@ const poolTraceEvery = 250 * time.Millisecond
 
 // poolTraceOpens numbers the opens of this process (the child opens once
 // for the load and again for the run).
-var poolTraceOpens int
+var poolTraceOpens atomic.Int64
 
 // startPoolTrace starts the trace PoolTraceEnv asks for, if any, and
 // returns the function that stops it (called by Close before the database
 // closes).
-func startPoolTrace(db *strata.DB) (stop func()) {
+func startPoolTrace(db *strata.DB) (stop func(), err error) {
 	path := os.Getenv(PoolTraceEnv)
 	if path == "" {
-		return func() {}
+		return func() {}, nil
 	}
-	poolTraceOpens++
-	f, err := os.Create(fmt.Sprintf("%s.%d", path, poolTraceOpens))
+	f, err := os.Create(fmt.Sprintf("%s.%d", path, poolTraceOpens.Add(1)))
 	if err != nil {
-		return func() {}
+		return nil, fmt.Errorf("bench: pool trace: %w", err)
 	}
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -69,5 +69,5 @@ func startPoolTrace(db *strata.DB) (stop func()) {
 	return func() {
 		close(quit)
 		<-done
-	}
+	}, nil
 }

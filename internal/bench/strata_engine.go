@@ -81,7 +81,11 @@ func openStrata(cfg Config) (Engine, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("bench: strata: %w", err)
 	}
-	e := &strataEngine{db: db, stopLimit: make(chan struct{}), limitDone: make(chan struct{})}
+	stopTrace, err := startPoolTrace(db)
+	if err != nil {
+		return nil, "", errors.Join(err, db.Close())
+	}
+	e := &strataEngine{db: db, stopLimit: make(chan struct{}), limitDone: make(chan struct{}), stopTrace: stopTrace}
 	if lim := debug.SetMemoryLimit(-1); lim < math.MaxInt64 {
 		// Two parts of the cache live on the Go heap, not in the pool's
 		// off-heap arenas: the dictionary's codec state (charged at Open)
@@ -102,7 +106,6 @@ func openStrata(cfg Config) (Engine, string, error) {
 		close(e.limitDone)
 	}
 	e.notes = notes
-	e.stopTrace = startPoolTrace(db)
 	e.batches.New = func() any { return db.NewBatch() }
 	return e, e.describe(cfg, device), nil
 }
