@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,6 +31,18 @@ type childLimits struct {
 	GoMemLimit int64
 }
 
+// A child that stops reporting is killed, so that an engine stuck in a
+// call (a peer spinning in a read after its measured phase: its workers
+// never returned and the sweep waited for good) fails its run instead of
+// hanging the benchmark: childStall after its last event, or
+// childPhaseGrace after a timed phase (warm-up, run) should have ended,
+// whichever comes first. Loads report every batch; the silences between
+// phases (a checkpoint, a reopen) are far shorter than childStall.
+const (
+	childStall      = 10 * time.Minute
+	childPhaseGrace = 2 * time.Minute
+)
+
 // childProcess runs one RunSpec in a child process and returns its Result,
 // annotated with the environment the parent gave it.
 type childProcess struct {
@@ -40,6 +54,9 @@ type childProcess struct {
 	label    string // "engine workload", for progress
 	view     progressView
 	stderr   io.Writer // the child's diagnostics go there, prefixed
+	// stall and phaseGrace replace childStall and childPhaseGrace when
+	// set (tests).
+	stall, phaseGrace time.Duration
 }
 
 func (c *childProcess) run(ctx context.Context) (*bench.Result, error) {
@@ -91,11 +108,15 @@ func (c *childProcess) run(ctx context.Context) (*bench.Result, error) {
 	stdin.Write(append(specJSON, '\n'))
 	stdin.Close()
 
-	res, childErr, readErr := c.readEvents(stdout)
+	w := c.newWatchdog(cmd.Process)
+	res, childErr, readErr := c.readEvents(stdout, w)
+	w.stop()
 	waitErr := cmd.Wait()
 	c.view.finish()
 
 	switch {
+	case w.killed() != "":
+		return nil, fmt.Errorf("child killed: %s", w.killed())
 	case childErr != "":
 		return nil, errors.New(childErr)
 	case res == nil:
@@ -131,15 +152,18 @@ func (c *childProcess) limitMemory() (*hostenv.Group, []string) {
 
 // readEvents passes progress to the view until the final event. Lines that
 // are not events (a stray print in a library) go to the diagnostics.
-func (c *childProcess) readEvents(stdout io.Reader) (res *bench.Result, childErr string, err error) {
+// Each line tells the watchdog w that the child is alive.
+func (c *childProcess) readEvents(stdout io.Reader, w *watchdog) (res *bench.Result, childErr string, err error) {
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
 		var ev bench.Event
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			w.alive(bench.Event{})
 			fmt.Fprintf(c.stderr, "[%s stdout] %s\n", c.spec.Engine, sc.Text())
 			continue
 		}
+		w.alive(ev)
 		switch {
 		case ev.Error != "":
 			childErr = ev.Error
@@ -222,3 +246,61 @@ func withoutEnv(env []string, name string) []string {
 	}
 	return out
 }
+
+// watchdog kills a child that stops reporting (see childStall). Its
+// methods are called from run's goroutine; the kill runs on a timer's.
+type watchdog struct {
+	proc              *os.Process
+	stall, phaseGrace time.Duration
+	timer             *time.Timer
+	phase             string    // the timed phase under way, if any
+	phaseEnd          time.Time // when it should have ended, grace included
+	mu                sync.Mutex
+	reason            string // why the child was killed; empty while it was not
+}
+
+func (c *childProcess) newWatchdog(proc *os.Process) *watchdog {
+	w := &watchdog{proc: proc, stall: cmp.Or(c.stall, childStall), phaseGrace: cmp.Or(c.phaseGrace, childPhaseGrace)}
+	w.timer = time.AfterFunc(w.stall, func() { w.kill(fmt.Sprintf("no report for %v", w.stall)) })
+	return w
+}
+
+// alive rearms the timer after event ev: childStall from now, or less if a
+// timed phase should have ended by then.
+func (w *watchdog) alive(ev bench.Event) {
+	now := time.Now()
+	switch {
+	case ev.Result != nil || ev.Error != "":
+		w.phase = ""
+	case ev.Phase == "warmup" || ev.Phase == "run":
+		if ev.Phase != w.phase {
+			w.phase = ev.Phase
+			w.phaseEnd = now.Add(time.Duration(ev.Total-ev.Done)*time.Millisecond + w.phaseGrace)
+		}
+	case ev.Phase != "":
+		w.phase = ""
+	}
+	d, why := w.stall, fmt.Sprintf("no report for %v", w.stall)
+	if w.phase != "" && w.phaseEnd.Sub(now) < d {
+		d = max(0, w.phaseEnd.Sub(now))
+		why = fmt.Sprintf("its %s phase did not end within %v of its time", w.phase, w.phaseGrace)
+	}
+	w.timer.Stop()
+	w.timer = time.AfterFunc(d, func() { w.kill(why) })
+}
+
+func (w *watchdog) kill(why string) {
+	w.mu.Lock()
+	w.reason = why
+	w.mu.Unlock()
+	w.proc.Kill()
+}
+
+// killed is why the watchdog killed the child, or empty.
+func (w *watchdog) killed() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.reason
+}
+
+func (w *watchdog) stop() { w.timer.Stop() }
