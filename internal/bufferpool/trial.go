@@ -401,9 +401,10 @@ const framesMissShare = 0.02
 // itself. Where the images hold data that fits only compressed and
 // nothing misses (JSON events at 2× the memory: images 29 MiB, frames
 // 2.7 MiB, 0.1% misses), frames alone would have missed about an eighth
-// of the accesses: the trial lost, and its 2 s, and the 4 s of misses
-// that refilled the images it had dropped, made auto read at 0.63× of R
-// 0.95 in the 5 s after a 10-s warm-up (docs/BENCHMARKS.md). Where
+// of the accesses: the trial lost, and with its 2 s and the 4 s of
+// misses that refilled the images it had dropped, auto converged 10–12 s
+// after an open where R 0.95 took 3 s (once 0.63× of R 0.95 in the 5 s
+// after a 10-s warm-up; docs/BENCHMARKS.md). Where
 // frames alone have won (data that fits them raw: the image hits lie
 // within their reach; data 4–8× the memory: misses already 38%, and
 // frames alone add a third), they add few misses or few beside those

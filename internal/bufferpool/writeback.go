@@ -61,8 +61,8 @@ func (pt *partition) cleanIfNeeded() error {
 // so that its pins are short. With wait (FlushAll) it waits for writers
 // holding a page, and goes on until no dirty frame is left; without
 // (background cleaning) it skips pages in use, and hot inner pages unless
-// a reader waits for a clean frame or a write error stands (hotDirty). The caller must not hold a
-// page of the pool when wait is set.
+// a reader waits for a clean frame or a write error stands (hotDirty).
+// The caller must not hold a page of the pool when wait is set.
 func (pt *partition) flush(wait bool, limit int) error {
 	type target struct{ f, d int32 }
 	const batch = 16
