@@ -8,45 +8,56 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
+// cleanerPool is a one-partition pool whose cleaner writes nothing on its
+// own (dirty limit 1), with n new dirty pages; it returns the pool and
+// the pages' ids.
+func cleanerPool(t *testing.T, n int) (*Pool, []PageID) {
+	t.Helper()
+	s := openStore(t, vfs.NewMem(), "zstd")
+	t.Cleanup(func() { s.Close() })
+	p, err := New(s, Options{CacheSize: 4 << 20, Partitions: 1, DirtyLimit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	ids := make([]PageID, n)
+	for i := range ids {
+		pg, err := p.NewPage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fillPage(pg.Data(), pg.ID(), 1)
+		ids[i] = pg.ID()
+		pg.Release()
+	}
+	return p, ids
+}
+
+// descOf is page id's descriptor in partition pt.
+func descOf(t *testing.T, pt *partition, id PageID) *desc {
+	t.Helper()
+	pt.mu.RLock()
+	defer pt.mu.RUnlock()
+	di, ok := pt.table.lookup(id)
+	if !ok {
+		t.Fatalf("page %d not cached", id)
+	}
+	return pt.desc(di)
+}
+
 // TestCleanerLeavesHotPagesDirty: background cleaning writes dirty leaves,
 // used lately or not, and leaves hot inner pages (protected from eviction)
 // dirty, since their next change would make the write garbage; a reader
 // waiting for a clean frame gets every dirty page written.
 func TestCleanerLeavesHotPagesDirty(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "zstd")
-	defer s.Close()
-	p, err := New(s, Options{CacheSize: 4 << 20, Partitions: 1, DirtyLimit: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
 	const n = 40
-	populate(t, p, n) // dirty, under the dirty limit: the cleaner leaves them
+	p, ids := cleanerPool(t, n)
 	pt := p.parts[0]
-	descOf := func(id PageID) *desc {
-		pt.mu.RLock()
-		defer pt.mu.RUnlock()
-		di, ok := pt.table.lookup(id)
-		if !ok {
-			t.Fatalf("page %d not cached", id)
-		}
-		return pt.desc(di)
-	}
-	used := func(id PageID) bool { return id%4 == 0 } // CLOCK bit set: written all the same
-	var firstID PageID = PageID(n)                    // the lowest id populate made
-	for i := range n {
-		id := PageID(i)
-		pt.mu.RLock()
-		_, ok := pt.table.lookup(id)
-		pt.mu.RUnlock()
-		if ok {
-			firstID = min(firstID, id)
-		}
-	}
-	for id := firstID; id < firstID+n; id++ {
-		d := descOf(id)
-		d.ref.Store(used(id))
-		if id%4 == 1 {
+	inner := func(i int) bool { return i%4 == 1 }
+	for i, id := range ids {
+		d := descOf(t, pt, id)
+		d.ref.Store(i%4 == 0) // used lately: written all the same
+		if inner(i) {
 			d.usedAt.Store(pt.frameEvictions.Load()) // protected: just used
 			if d.inner.CompareAndSwap(false, true) {
 				pt.innerPages.Add(1)
@@ -56,10 +67,9 @@ func TestCleanerLeavesHotPagesDirty(t *testing.T) {
 	if err := pt.flush(false, -1); err != nil {
 		t.Fatal(err)
 	}
-	for id := firstID; id < firstID+n; id++ {
-		wantDirty := id%4 == 1
-		if got := descOf(id).dirty.Load(); got != wantDirty {
-			t.Fatalf("after background cleaning: page %d (used %v, inner %v) dirty %v, want %v", id, used(id), id%4 == 1, got, wantDirty)
+	for i, id := range ids {
+		if got := descOf(t, pt, id).dirty.Load(); got != inner(i) {
+			t.Fatalf("after background cleaning: page %d (inner %v) dirty %v, want %v", id, inner(i), got, inner(i))
 		}
 	}
 	if st := p.Stats(); st.Flushes != 3*n/4 || st.HotSkips < n/4 {
@@ -75,8 +85,8 @@ func TestCleanerLeavesHotPagesDirty(t *testing.T) {
 			t.Fatal(err)
 		}
 		dirty := 0
-		for id := firstID; id < firstID+n; id++ {
-			if descOf(id).dirty.Load() {
+		for _, id := range ids {
+			if descOf(t, pt, id).dirty.Load() {
 				dirty++
 			}
 		}
@@ -95,22 +105,14 @@ func TestCleanerLeavesHotPagesDirty(t *testing.T) {
 // cleaner's retries write hot inner pages too, so that a retry that
 // succeeds clears the error.
 func TestCleanerWritesHotPagesAfterWriteError(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "zstd")
-	defer s.Close()
-	p, err := New(s, Options{CacheSize: 4 << 20, Partitions: 1, DirtyLimit: 1})
+	p, ids := cleanerPool(t, 1)
+	pt := p.partFor(ids[0])
+	pg, err := p.Get(ids[0], Shared)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
-	pg, err := p.NewPage()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fillPage(pg.Data(), pg.ID(), 1)
 	pg.MarkInner()
-	id := pg.ID()
 	pg.Release()
-	pt := p.partFor(id)
 	failed := errors.New("earlier write failed")
 	pt.writeErr.Store(&failed)
 	if err := pt.cleanIfNeeded(); err != nil {
@@ -119,11 +121,7 @@ func TestCleanerWritesHotPagesAfterWriteError(t *testing.T) {
 	if pt.writeErr.Load() != nil {
 		t.Fatal("the retry wrote nothing: the write error stands")
 	}
-	pt.mu.RLock()
-	di, _ := pt.table.lookup(id)
-	dirty := pt.desc(di).dirty.Load()
-	pt.mu.RUnlock()
-	if dirty {
+	if descOf(t, pt, ids[0]).dirty.Load() {
 		t.Fatal("hot inner page still dirty after the retry")
 	}
 }
