@@ -108,17 +108,19 @@ func (c *childProcess) run(ctx context.Context) (*bench.Result, error) {
 	stdin.Write(append(specJSON, '\n'))
 	stdin.Close()
 
+	// The watchdog stays armed until the child has exited: one that hangs
+	// after its result (closing its engine) is killed too.
 	w := c.newWatchdog(cmd.Process)
 	res, childErr, readErr := c.readEvents(stdout, w)
-	w.stop()
 	waitErr := cmd.Wait()
+	w.stop()
 	c.view.finish()
 
 	switch {
-	case w.killed() != "":
-		return nil, fmt.Errorf("child killed: %s", w.killed())
 	case childErr != "":
 		return nil, errors.New(childErr)
+	case res == nil && w.killed() != "":
+		return nil, fmt.Errorf("child killed: %s", w.killed())
 	case res == nil:
 		why := "ended without a result"
 		if waitErr != nil {
@@ -128,7 +130,9 @@ func (c *childProcess) run(ctx context.Context) (*bench.Result, error) {
 		}
 		return nil, fmt.Errorf("child %s%s", why, c.oomHint(group, waitErr))
 	}
-	if waitErr != nil {
+	if why := w.killed(); why != "" {
+		notes = append(notes, fmt.Sprintf("child killed after its result: %s", why))
+	} else if waitErr != nil {
 		notes = append(notes, fmt.Sprintf("child exit after its result: %v", waitErr))
 	}
 	c.annotate(res, group, notes)
@@ -271,6 +275,10 @@ func (w *watchdog) alive(ev bench.Event) {
 	now := time.Now()
 	switch {
 	case ev.Result != nil || ev.Error != "":
+		w.phase = ""
+	case (ev.Phase == "warmup" || ev.Phase == "run") && ev.Done >= ev.Total:
+		// The phase is over (its workers have returned): what follows
+		// (metrics, closing the engine) has childStall.
 		w.phase = ""
 	case ev.Phase == "warmup" || ev.Phase == "run":
 		if ev.Phase != w.phase {

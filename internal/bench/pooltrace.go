@@ -11,9 +11,11 @@ import (
 )
 
 // PoolTraceEnv names the environment variable that makes a Strata child
-// write its buffer pool's state to the file it names (".<n>" appended for
-// the n-th open of the process, the load's and the run's), one line every
-// poolTraceEvery from the open to the close: seconds since the open, R
+// write its buffer pool's state to the file it names (".<pid>.<n>"
+// appended: the child's process id, every run of a sweep having its own
+// child, and the n-th open in it, the load's and the run's), one line
+// every poolTraceEvery from the open to the close, written as it goes:
+// seconds since the open, R
 // and the target, whether demotions compress, the frames' and images' MiB,
 // the accesses of the interval (frame hits, image hits, misses) and the
 // controller's trials so far (all, frames trials, kept). It is for seeing
@@ -35,7 +37,7 @@ func startPoolTrace(db *strata.DB) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(fmt.Sprintf("%s.%d", path, poolTraceOpens.Add(1)))
+	f, err := os.Create(fmt.Sprintf("%s.%d.%d", path, os.Getpid(), poolTraceOpens.Add(1)))
 	if err != nil {
 		return nil, fmt.Errorf("bench: pool trace: %w", err)
 	}
@@ -50,7 +52,7 @@ func startPoolTrace(db *strata.DB) (stop func(), err error) {
 		t := time.NewTicker(poolTraceEvery)
 		defer t.Stop()
 		var prev strata.Stats
-		for {
+		sample := func() {
 			st := db.Stats()
 			p := st.Pool
 			fmt.Fprintf(w, "%.2f\t%.3f\t%.3f\t%v\t%.1f\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\n",
@@ -58,9 +60,14 @@ func startPoolTrace(db *strata.DB) (stop func(), err error) {
 				float64(p.FrameBytes)/(1<<20), float64(p.ImageBytes)/(1<<20),
 				p.HitsUncompressed-prev.Pool.HitsUncompressed, p.HitsCompressed-prev.Pool.HitsCompressed,
 				p.Misses-prev.Pool.Misses, p.ControllerTrials, p.FramesTrials, p.TrialsKept)
+			w.Flush() // a child killed keeps its trace
 			prev = st
+		}
+		for {
+			sample()
 			select {
 			case <-quit:
+				sample() // the last interval
 				return
 			case <-t.C:
 			}

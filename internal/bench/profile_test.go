@@ -102,3 +102,13 @@ func TestPoolTraceWritten(t *testing.T) {
 		t.Fatal("the traces count no access")
 	}
 }
+
+// TestPoolTraceUncreatable: a trace file that cannot be created fails the
+// run with the reason, instead of a run without the trace asked for.
+func TestPoolTraceUncreatable(t *testing.T) {
+	t.Setenv(PoolTraceEnv, filepath.Join(t.TempDir(), "missing", "pool"))
+	_, err := Run(context.Background(), strataSpec(t, "oltp_point_select"), nil)
+	if err == nil || !strings.Contains(err.Error(), "pool trace") {
+		t.Fatalf("run: %v; want the pool trace's error", err)
+	}
+}
