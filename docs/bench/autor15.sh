@@ -14,3 +14,8 @@ run autor-sysbench --values 1.5x,2x --dir d-sysbench --dataset sysbench
    --strata-page-size 4KiB --engine strata --repeat 3 --strata-r auto,0.05,0.5,0.95 --workload oltp_point_select --distribution special \
    --values 1.5x --dir d-sysbench --dataset sysbench --json autor-special.json > autor-special.txt 2> autor-special.err
 touch AUTORDONE
+# The same point again, auto and R 0.05 alternating, three rounds (11:36 UTC), with pool traces:
+# for round in 1 2 3; do
+#   STRATA_BENCH_POOLTRACE=$PWD/sp-auto-$round.trace ./strata bench sweep ... --strata-r auto --values 1.5x --distribution special
+#   ./strata bench sweep ... --strata-r 0.05 --values 1.5x --distribution special
+# done
