@@ -145,6 +145,11 @@ type controller struct {
 	pend evidence
 	// Evidence for switching compressing demotions off or on.
 	gateDem, gateHits, gateSkipped, gateConMiss int64
+	// evictedUnits counts the frame evictions since New in units of the
+	// page memory; farViewHeld: too few of them yet for the depth
+	// histogram to have seen the depths the far view weighs (farViewReady).
+	evictedUnits float64
+	farViewHeld  bool
 	// warm: the pool has left its warm-up (warmedUp); warmEvictions
 	// counts the frame evictions since its memory was first full.
 	warm          bool
@@ -281,7 +286,7 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	c.ghostHitsU, c.ghostHitsC = ev.uOnC+ev.uOnMiss, ev.cOnMiss+ev.cOnComp
 	// First the far view: would frames much larger (a hot set that does
 	// not fit by more than a ghost's tenth) beat the current split?
-	if to, _, _, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && !c.trial.holdsFloor(to, alpha, c.now) {
+	if to, _, _, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && !c.farViewHeld && !c.trial.holdsFloor(to, alpha, c.now) {
 		c.jumps++
 		c.adjustments++
 		c.lastDir, c.step = -1, 0.05
@@ -507,6 +512,9 @@ func (p *Pool) adjust() {
 		// decision to come down to the ceiling.
 		c.applyShare(p, c.ceiling)
 	}
+	if mem.avail > 0 {
+		c.evictedUnits += float64(ev.frameEvictions) * float64(p.pageSize) / mem.avail
+	}
 	if !c.warm {
 		if c.warm = c.warmedUp(r, mem, ev, p.pageSize, len(p.parts)); !c.warm {
 			return // the warm-up's evidence is not the steady state's
@@ -546,6 +554,7 @@ func (p *Pool) adjust() {
 	if a, ok := p.imageAlpha(); ok {
 		c.alpha = a
 	}
+	c.farViewHeld = !farViewReady(c.evictedUnits, math.Min(r, usage), c.alpha)
 	decided, alpha := c.pend, c.alpha
 	prev := r
 	c.now, c.mem = time.Now(), mem
@@ -564,6 +573,23 @@ func (p *Pool) adjust() {
 	}
 	c.syncCompressing(p, c.now)
 	c.applyShare(p, r)
+}
+
+// farViewReady reports whether the frames have evicted enough pages since
+// the pool started (evicted, in units of the page memory) for the depth
+// histogram to have seen every depth at which the images, holding u of
+// the memory at α, serve hits: u/α. A page cannot be found deeper below
+// the frames than the evictions so far, so until then the histogram is
+// cut short: its image hits all look shallow, and the far view
+// (lowerShare) predicts that larger frames would hold them, while in the
+// steady state most would be deeper and become misses. Right after an
+// open of sysbench rows at 1× the memory read by range scans, read-ahead
+// filled the images within half a second, the warm-up ended, and in 1 of 2
+// runs the far view jumped from R 0.5 to 0.10, where the gate switched
+// compressions off and R stayed at 0.05: 25% misses and 454–525 txn/s,
+// against 2,358–2,926 at R 0.94 with none (docs/BENCHMARKS.md).
+func farViewReady(evicted, u, alpha float64) bool {
+	return alpha > 0 && evicted >= u/alpha
 }
 
 // innerMargin is how many times the cached inner pages' bytes the frames
