@@ -146,10 +146,9 @@ type controller struct {
 	// Evidence for switching compressing demotions off or on.
 	gateDem, gateHits, gateSkipped, gateConMiss int64
 	// evictedUnits counts the frame evictions since New in units of the
-	// page memory; farViewHeld: too few of them yet for the depth
-	// histogram to have seen the depths the far view weighs (farViewReady).
+	// page memory: the depths the depth histogram can have seen
+	// (farViewReady).
 	evictedUnits float64
-	farViewHeld  bool
 	// warm: the pool has left its warm-up (warmedUp); warmEvictions
 	// counts the frame evictions since its memory was first full.
 	warm          bool
@@ -286,7 +285,7 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	c.ghostHitsU, c.ghostHitsC = ev.uOnC+ev.uOnMiss, ev.cOnMiss+ev.cOnComp
 	// First the far view: would frames much larger (a hot set that does
 	// not fit by more than a ghost's tenth) beat the current split?
-	if to, _, _, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && !c.farViewHeld && !c.trial.holdsFloor(to, alpha, c.now) {
+	if to, _, _, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) {
 		c.jumps++
 		c.adjustments++
 		c.lastDir, c.step = -1, 0.05
@@ -554,7 +553,6 @@ func (p *Pool) adjust() {
 	if a, ok := p.imageAlpha(); ok {
 		c.alpha = a
 	}
-	c.farViewHeld = !farViewReady(c.evictedUnits, math.Min(r, usage), c.alpha)
 	decided, alpha := c.pend, c.alpha
 	prev := r
 	c.now, c.mem = time.Now(), mem

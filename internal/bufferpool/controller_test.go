@@ -14,6 +14,7 @@ func testController() *controller {
 	c.tDisk = ewma{v: float64(100 * time.Microsecond), valid: true}
 	c.tDecom = ewma{v: float64(20 * time.Microsecond), valid: true}
 	c.tComp = ewma{v: float64(40 * time.Microsecond), valid: true}
+	c.evictedUnits = 100 // the depth histogram has seen every depth (farViewReady)
 	return c
 }
 

@@ -21,12 +21,12 @@ func TestFarViewWaitsForDepthsItWeighs(t *testing.T) {
 		return c
 	}
 	c := shallow()
-	c.farViewHeld = !farViewReady(0.5, 0.9, 0.5) // half a page memory evicted so far
+	c.evictedUnits = 0.5 // half a page memory evicted so far
 	if r := c.decidePending(0.9, 0.9, 0.5, fullMem); c.jumps != 0 || r < 0.8 {
 		t.Fatalf("histogram cut short: R %.2f after %d jumps, want no jump", r, c.jumps)
 	}
 	c = shallow()
-	c.farViewHeld = !farViewReady(2, 0.9, 0.5)
+	c.evictedUnits = 2
 	if r := c.decidePending(0.9, 0.9, 0.5, fullMem); c.jumps != 1 || r >= 0.9 {
 		t.Fatalf("histogram whole: R %.2f after %d jumps, want a jump down", r, c.jumps)
 	}
