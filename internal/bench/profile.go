@@ -24,14 +24,28 @@ const ProfileEnv = "STRATA_BENCH_CPUPROFILE"
 // `=sched`). Traces grow by tens of MB a second: use a short --duration.
 const TraceEnv = "STRATA_BENCH_TRACE"
 
-// startProfile starts the CPU profile ProfileEnv asks for and the trace
-// TraceEnv asks for, if any, and returns the function that stops them and
-// reports whether the files were written whole.
+// MutexProfileEnv names the environment variable that makes a child write
+// a mutex contention profile of its measured phase to the file it names,
+// with ".<engine>" appended as for ProfileEnv: where goroutines waited for
+// a lock, attributed to the code that held it (`go tool pprof FILE`). One
+// contention event in mutexSampling is recorded.
+const MutexProfileEnv = "STRATA_BENCH_MUTEXPROFILE"
+
+const mutexSampling = 10
+
+// startProfile starts the CPU profile ProfileEnv asks for, the mutex
+// profile MutexProfileEnv asks for and the trace TraceEnv asks for, if
+// any, and returns the function that stops them and reports whether the
+// files were written whole.
 func startProfile(engine string) (stop func() error, err error) {
 	stopCPU, err := startCPUProfile(engine)
 	if err != nil {
 		return nil, err
 	}
+	stopMutex := startMutexProfile(engine)
+	stopCPU = func(stop func() error) func() error {
+		return func() error { return errors.Join(stopMutex(), stop()) }
+	}(stopCPU)
 	path := os.Getenv(TraceEnv)
 	if path == "" {
 		return stopCPU, nil
@@ -106,4 +120,29 @@ func writeHeapProfile(engine string) error {
 		return fmt.Errorf("bench: heap profile: %w", err)
 	}
 	return nil
+}
+
+// startMutexProfile starts recording lock contention if MutexProfileEnv
+// asks for it, and returns the function that writes the profile.
+func startMutexProfile(engine string) (stop func() error) {
+	path := os.Getenv(MutexProfileEnv)
+	if path == "" {
+		return func() error { return nil }
+	}
+	runtime.SetMutexProfileFraction(mutexSampling)
+	return func() error {
+		runtime.SetMutexProfileFraction(0)
+		f, err := os.Create(path + "." + engine)
+		if err != nil {
+			return fmt.Errorf("bench: mutex profile: %w", err)
+		}
+		err = pprof.Lookup("mutex").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("bench: mutex profile: %w", err)
+		}
+		return nil
+	}
 }

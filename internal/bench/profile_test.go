@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +30,27 @@ func TestHeapProfileWritten(t *testing.T) {
 	}
 	if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
 		t.Errorf("heap profile of %d bytes does not start as gzip: % x", len(b), b[:min(len(b), 4)])
+	}
+}
+
+// TestMutexProfileWritten: with MutexProfileEnv set, a run leaves a mutex
+// profile (gzip'd protobuf) at the named path with ".<engine>" appended,
+// and stops sampling contention when it ends.
+func TestMutexProfileWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mutex")
+	t.Setenv(MutexProfileEnv, path)
+	if _, err := Run(context.Background(), testSpec(t, "map", "oltp_write_only"), nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path + ".map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		t.Errorf("mutex profile of %d bytes does not start as gzip: % x", len(b), b[:min(len(b), 4)])
+	}
+	if rate := runtime.SetMutexProfileFraction(-1); rate != 0 {
+		t.Errorf("mutex profile fraction %d after the run, want 0", rate)
 	}
 }
 
