@@ -69,7 +69,8 @@ func datasync(f *os.File) error {
 	return nil
 }
 
-// directReadAt reads with pread(2) on a file open with O_DIRECT.
+// directReadAt reads with pread(2) on a file open with O_DIRECT, through
+// Linux AIO where it can (aio_linux.go).
 //
 // It does not use os.File.ReadAt, which after a short read at the end of a
 // file whose size is not a multiple of BlockSize retries at the unaligned
@@ -94,6 +95,12 @@ func (f *osFile) directReadAt(p []byte, off int64) (int, error) {
 		// serialize concurrent readers of one file, as os.File.ReadAt
 		// does not.)
 		if err := rc.Control(func(fd uintptr) {
+			if a := asyncReads(); a != nil {
+				var done bool
+				if m, rerr, done = a.pread(fd, p[n:], off+int64(n)); done {
+					return
+				}
+			}
 			for {
 				m, rerr = unix.Pread(int(fd), p[n:], off+int64(n))
 				if rerr != unix.EINTR {

@@ -1,0 +1,156 @@
+//go:build linux
+
+package vfs
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// directFile writes n blocks of random bytes to a new direct file and
+// returns it, open, with its contents.
+func directFile(t *testing.T, n int) (File, []byte) {
+	t.Helper()
+	f, err := Default.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o644, OpenOptions{Direct: true})
+	must(t, err)
+	t.Cleanup(func() { f.Close() })
+	if !f.Direct() {
+		t.Skip("no direct I/O here")
+	}
+	want := AlignedBuffer(n * BlockSize)
+	for i := range want {
+		want[i] = byte(rand.Uint32())
+	}
+	if _, err := f.WriteAt(want, 0); err != nil {
+		t.Fatal(err)
+	}
+	return f, want
+}
+
+// TestDirectReadsThroughAIO: where AIO is available, direct reads go
+// through it, many at once, and return what was written; a read past the
+// end returns io.EOF as pread(2) does.
+func TestDirectReadsThroughAIO(t *testing.T) {
+	a := asyncReads()
+	if a == nil {
+		t.Skip("Linux AIO not available here")
+	}
+	f, want := directFile(t, 64)
+	before := a.reads.Load()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := AlignedBuffer(2 * BlockSize)
+			for i := 0; i < 50; i++ {
+				off := int64(rand.IntN(63)) * BlockSize
+				n, err := f.ReadAt(buf, off)
+				if err != nil || n != len(buf) {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(buf, want[off:off+int64(n)]) {
+					errs <- io.ErrUnexpectedEOF
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("read: %v", err)
+	}
+	if got := a.reads.Load() - before; got < 16*50 {
+		t.Fatalf("%d reads through AIO, want %d", got, 16*50)
+	}
+	buf := AlignedBuffer(2 * BlockSize)
+	if n, err := f.ReadAt(buf, int64(len(want))-BlockSize); n != BlockSize || err != io.EOF {
+		t.Fatalf("read across the end: %d bytes, %v; want %d, EOF", n, err, BlockSize)
+	}
+}
+
+// TestDirectReadsWithoutAIO: with AIO off, direct reads are pread(2)s and
+// return the same bytes.
+func TestDirectReadsWithoutAIO(t *testing.T) {
+	disableAsync.Store(true)
+	t.Cleanup(func() { disableAsync.Store(false) })
+	f, want := directFile(t, 8)
+	var before int64
+	if async != nil {
+		before = async.reads.Load()
+	}
+	buf := AlignedBuffer(BlockSize)
+	for off := int64(0); off < int64(len(want)); off += BlockSize {
+		if _, err := f.ReadAt(buf, off); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf, want[off:off+BlockSize]) {
+			t.Fatalf("block at %d differs", off)
+		}
+	}
+	if async != nil && async.reads.Load() != before {
+		t.Fatal("a read went through AIO while it was off")
+	}
+}
+
+// TestAIOFailureFallsBack: when a reader gives up while reads are in
+// flight, each read either completed with the right bytes or reports
+// that it was not done (its caller then reads with pread(2)), and every
+// later read reports so.
+func TestAIOFailureFallsBack(t *testing.T) {
+	a := newAsyncReader()
+	if a == nil {
+		t.Skip("Linux AIO not available here")
+	}
+	f, want := directFile(t, 64)
+	rc, err := f.(*osFile).f.SyscallConn()
+	must(t, err)
+	read := func(buf []byte, off int64) (n int, err error, done bool) {
+		if cerr := rc.Control(func(fd uintptr) { n, err, done = a.pread(fd, buf, off) }); cerr != nil {
+			t.Error(cerr)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	var completed, given atomic.Int64
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := AlignedBuffer(BlockSize)
+			for i := 0; i < 200; i++ {
+				off := int64(rand.IntN(64)) * BlockSize
+				n, err, done := read(buf, off)
+				if !done {
+					given.Add(1)
+					continue
+				}
+				if err != nil || n != BlockSize || !bytes.Equal(buf, want[off:off+BlockSize]) {
+					t.Errorf("read at %d: %d bytes, %v, or wrong bytes", off, n, err)
+					return
+				}
+				completed.Add(1)
+			}
+		}()
+	}
+	time.Sleep(time.Millisecond)
+	a.fail()
+	wg.Wait()
+	t.Logf("%d reads completed, %d given back", completed.Load(), given.Load())
+	if _, _, done := read(AlignedBuffer(BlockSize), 0); done {
+		t.Fatal("a failed reader read")
+	}
+	if given.Load() == 0 {
+		t.Log("every read completed before the failure: the give-back path was not exercised this run")
+	}
+}
