@@ -24,6 +24,7 @@ func TestCommitThatCannotBeUndoneShowsNothing(t *testing.T) {
 		opts.CacheSize = 256 << 10 // small: changed pages are written back and evicted during the commit
 		opts.CheckpointWAL = 1 << 40
 		opts.CheckpointReplaced = -1
+		opts.DisableDeferredCommits = true // the commit itself meets the failures
 		db, err := Open("db", opts)
 		if err != nil {
 			t.Fatal(err)

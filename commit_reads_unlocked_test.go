@@ -65,7 +65,7 @@ func TestCommitReadsBeforeLocking(t *testing.T) {
 func gatedTable(t *testing.T, reads bool) (*DB, *segmentGateFS) {
 	t.Helper()
 	mem := vfs.NewMem()
-	opts := &Options{PageSize: 4096, CacheSize: 8 << 20, Partitions: 1, Codec: "lz4", CheckpointWAL: 1 << 40, CheckpointReplaced: -1, fs: mem}
+	opts := &Options{PageSize: 4096, CacheSize: 8 << 20, Partitions: 1, Codec: "lz4", CheckpointWAL: 1 << 40, CheckpointReplaced: -1, DisableDeferredCommits: true, fs: mem}
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -442,7 +442,7 @@ func TestPointReadSeesSplitAfterItsRead(t *testing.T) {
 // when the test ends.
 func memTable(t *testing.T, cache int64, partitions int, ckptWAL int64, rows int, key func(int) []byte, pad []byte) *DB {
 	t.Helper()
-	opts := &Options{PageSize: 4096, CacheSize: cache, Partitions: partitions, Codec: "lz4", CheckpointWAL: ckptWAL, fs: vfs.NewMem()}
+	opts := &Options{PageSize: 4096, CacheSize: cache, Partitions: partitions, Codec: "lz4", CheckpointWAL: ckptWAL, DisableDeferredCommits: true, fs: vfs.NewMem()}
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)

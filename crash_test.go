@@ -154,8 +154,60 @@ func TestCrashRecovery(t *testing.T) {
 	if raceEnabled {
 		perSeed = 4
 	}
+	points := atCrashPoints(t, 1, seeds, perSeed, nops, func(t *testing.T, after *vfs.MemFS, commits []commitRec, durable int) {
+		db, err := Open("db", memOptions(after))
+		if err != nil {
+			t.Fatalf("recovery: %v", err)
+		}
+		got := scanAll(t, db)
+		checkCommitPrefix(t, commits, durable, got)
+		if leaked := unreachablePages(t, db); len(leaked) != 0 {
+			t.Fatalf("%d pages leaked after recovery (walked at Open: %v)", len(leaked), db.walkedAtOpen)
+		}
+		if err := db.Set([]byte("after"), []byte("crash")); err != nil {
+			t.Fatal(err)
+		}
+		// The Set was durable (SyncAlways): a second crash now
+		// must keep it. (It would not if the recovered checkpoint
+		// were ahead of the WAL, which then reuses LSNs the
+		// checkpoint covers.)
+		twice, err := Open("db", memOptions(after.CrashClone(vfs.CrashDropUnsynced, nil)))
+		if err != nil {
+			t.Fatalf("recovery after the second crash: %v", err)
+		}
+		if v, err := twice.Get([]byte("after")); err != nil || string(v) != "crash" {
+			t.Fatalf("a durable commit after recovery was lost in a second crash: %q, %v", v, err)
+		}
+		twice.Close()
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if db, err = Open("db", memOptions(after)); err != nil {
+			t.Fatalf("second recovery: %v", err)
+		}
+		defer db.Close()
+		again := scanAll(t, db)
+		if leaked := unreachablePages(t, db); len(leaked) != 0 {
+			t.Fatalf("%d pages leaked across a clean reopen after recovery", len(leaked))
+		}
+		got["after"] = "crash"
+		if fmt.Sprint(again) != fmt.Sprint(got) {
+			t.Fatal("state changed across a clean reopen after recovery")
+		}
+	})
+	if points < seeds*perSeed {
+		t.Fatalf("%d crash points", points)
+	}
+}
+
+// atCrashPoints runs crashWorkload (nops operations) for each of seeds
+// seeds from first, crashed at perSeed random points of each, dropping
+// unsynced writes and tearing them in turn, and calls check in a subtest
+// with the file system the crash left and the acknowledged commits
+// (crashWorkload's). It returns how many points it ran.
+func atCrashPoints(t *testing.T, first, seeds uint64, perSeed, nops int, check func(t *testing.T, after *vfs.MemFS, commits []commitRec, durable int)) int {
 	points := 0
-	for seed := uint64(1); seed <= seeds; seed++ {
+	for seed := first; seed < first+seeds; seed++ {
 		dry := vfs.NewMem()
 		crashWorkload(t, dry, seed, nops)
 		total := dry.OpCount()
@@ -171,52 +223,11 @@ func TestCrashRecovery(t *testing.T) {
 				fs := vfs.NewMem()
 				fs.CrashAfterOps(at)
 				commits, durable := crashWorkload(t, fs, seed, nops)
-				after := fs.CrashedClone(mode, rand.New(rand.NewPCG(seed, uint64(i))))
-				db, err := Open("db", memOptions(after))
-				if err != nil {
-					t.Fatalf("recovery: %v", err)
-				}
-				got := scanAll(t, db)
-				checkCommitPrefix(t, commits, durable, got)
-				if leaked := unreachablePages(t, db); len(leaked) != 0 {
-					t.Fatalf("%d pages leaked after recovery (walked at Open: %v)", len(leaked), db.walkedAtOpen)
-				}
-				if err := db.Set([]byte("after"), []byte("crash")); err != nil {
-					t.Fatal(err)
-				}
-				// The Set was durable (SyncAlways): a second crash now
-				// must keep it. (It would not if the recovered checkpoint
-				// were ahead of the WAL, which then reuses LSNs the
-				// checkpoint covers.)
-				twice, err := Open("db", memOptions(after.CrashClone(vfs.CrashDropUnsynced, nil)))
-				if err != nil {
-					t.Fatalf("recovery after the second crash: %v", err)
-				}
-				if v, err := twice.Get([]byte("after")); err != nil || string(v) != "crash" {
-					t.Fatalf("a durable commit after recovery was lost in a second crash: %q, %v", v, err)
-				}
-				twice.Close()
-				if err := db.Close(); err != nil {
-					t.Fatal(err)
-				}
-				if db, err = Open("db", memOptions(after)); err != nil {
-					t.Fatalf("second recovery: %v", err)
-				}
-				defer db.Close()
-				again := scanAll(t, db)
-				if leaked := unreachablePages(t, db); len(leaked) != 0 {
-					t.Fatalf("%d pages leaked across a clean reopen after recovery", len(leaked))
-				}
-				got["after"] = "crash"
-				if fmt.Sprint(again) != fmt.Sprint(got) {
-					t.Fatal("state changed across a clean reopen after recovery")
-				}
+				check(t, fs.CrashedClone(mode, rand.New(rand.NewPCG(seed, uint64(i)))), commits, durable)
 			})
 		}
 	}
-	if points < seeds*perSeed {
-		t.Fatalf("%d crash points", points)
-	}
+	return points
 }
 
 func checkCommitPrefix(t *testing.T, commits []commitRec, durable int, got map[string]string) {

@@ -152,6 +152,9 @@ type DB struct {
 
 	st opStats
 	pf prefetchState
+	// dq queues the commits deferred while their pages are read
+	// (deferred.go).
+	dq deferQueue
 }
 
 // pendingFree is the pages a transaction replaced: free once no snapshot
@@ -213,6 +216,7 @@ func Open(dir string, o *Options) (*DB, error) {
 	db := &DB{dir: dir, opts: opts, store: store, snaps: make(map[uint64]int), fresh: make(map[btree.PageID]bool),
 		ckptKick: make(chan struct{}, 1), stop: make(chan struct{})}
 	db.pf.credit.Store(prefetchCredit) // the cache is cold
+	db.dq.init(opts.CacheSize)
 	db.ops.drain = sync.NewCond(&db.ops.mu)
 	if err := db.open(); err != nil {
 		if db.log != nil {
@@ -227,8 +231,9 @@ func Open(dir string, o *Options) (*DB, error) {
 		store.Close()
 		return nil, err
 	}
-	db.done.Add(1)
+	db.done.Add(2)
 	go db.background()
+	go db.applier()
 	return db, nil
 }
 
@@ -467,7 +472,15 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	}
 	defer db.leave()
 	db.st.gets.Add(1)
-	value, found, err := db.get(key)
+	var value []byte
+	var found bool
+	var err error
+	if w, ok := db.dq.lookup(key); ok {
+		// A deferred commit's write (deferred.go), newer than the tree's.
+		value, found = append([]byte{}, w.value...), !w.del
+	} else {
+		value, found, err = db.get(key)
+	}
 	switch {
 	case err != nil:
 		return nil, err
@@ -620,13 +633,27 @@ func (db *DB) commit(b *Batch, opts *WriteOptions) error {
 		return ErrClosed
 	}
 	defer db.leave()
-	db.prefetch(b)
+	deferIt, looked := db.deferCommit(b)
+	if deferIt || db.dq.queued.Load() > 0 {
+		// It may be queued (commitQueued): each committer adds one batch
+		// at most beyond the room it found.
+		db.dq.waitRoom(int64(b.size) + batchOverhead + int64(b.n)*writeOverhead)
+	}
+	if !deferIt && !looked {
+		db.prefetch(b)
+	}
 	db.writeMu.Lock()
 	if db.failed != nil {
 		db.writeMu.Unlock()
 		return db.failed
 	}
-	lsn, err := db.commitLocked(b.ops(), nil)
+	var lsn uint64
+	var err error
+	if db.dq.queued.Load() == 0 && !deferIt {
+		lsn, err = db.commitLocked(b.ops(), nil)
+	} else {
+		lsn, err = db.commitQueued(b.ops(), int64(b.size), deferIt)
+	}
 	db.writeMu.Unlock()
 	if err != nil {
 		return err
@@ -742,13 +769,8 @@ func (db *DB) commitLocked(ops [][]byte, tx *btree.Tx) (uint64, error) {
 	db.treeMu.Lock()
 	defer db.treeMu.Unlock()
 	db.treeEpoch++
-	db.mu.RLock()
-	root, txid := db.root, db.txid+1
-	// A snapshot reads its version's pages in place: they are frozen too.
-	frozen := max(db.frozen, db.newestSnapshotLocked())
-	db.mu.RUnlock()
 	if tx == nil {
-		tx = db.tree.Begin(root, txid, frozen)
+		tx = db.beginLocked()
 		for _, chunk := range ops {
 			if err := applyOps(tx, chunk); err != nil {
 				db.abort(tx)
@@ -768,6 +790,17 @@ func (db *DB) commitLocked(ops [][]byte, tx *btree.Tx) (uint64, error) {
 		return 0, db.failed
 	}
 	return lsn, nil
+}
+
+// beginLocked begins a transaction on the current version. Called with
+// writeMu and treeMu held exclusively.
+func (db *DB) beginLocked() *btree.Tx {
+	db.mu.RLock()
+	root, txid := db.root, db.txid+1
+	// A snapshot reads its version's pages in place: they are frozen too.
+	frozen := max(db.frozen, db.newestSnapshotLocked())
+	db.mu.RUnlock()
+	return db.tree.Begin(root, txid, frozen)
 }
 
 // publish commits tx's pages, makes its root the current version (the
@@ -1101,7 +1134,18 @@ func (db *DB) Close() error {
 	db.mu.Lock()
 	clear(db.snaps)
 	db.mu.Unlock()
+	// The deferred commits the applier left go into the final checkpoint
+	// (if this fails, they stay in the WAL for the next Open).
 	var err error
+	if db.failed == nil {
+		db.writeMu.Lock()
+		if err = db.applyDeferredLocked(-1, true); err != nil {
+			err = db.failDeferred(err) // no checkpoint: the WAL has them
+		}
+		db.writeMu.Unlock()
+	} else if db.dq.queued.Load() > 0 {
+		err = db.failed // commits acknowledged but not in the tree: the next Open applies them
+	}
 	if db.failed == nil {
 		err = db.checkpoint()
 		if err == nil {

@@ -68,6 +68,14 @@ type Options struct {
 	// DisableDirectIO turns off O_DIRECT for page files (on by default
 	// where the file system supports it).
 	DisableDirectIO bool
+	// DisableDeferredCommits makes every commit change the tree before it
+	// returns. By default, where the store's reads are asynchronous
+	// (direct I/O through Linux AIO), a commit whose pages are not in
+	// memory is logged, made visible to reads, and applied to the tree in
+	// the background while its pages are read, many at once
+	// (docs/ARCHITECTURE.md, "Deferred commits"): writes to data larger
+	// than the cache then wait for no page read.
+	DisableDeferredCommits bool
 	// DisableDictionary stops the page store from training a Zstandard
 	// dictionary on the first 1 MiB of pages written and compressing later
 	// pages with it. By default a zstd database without a dictionary

@@ -37,6 +37,11 @@ func (db *DB) NewSnapshot() (*Snapshot, error) {
 // changes pages in place: from the registration on, commits copy the
 // snapshot's pages instead. Called within the gate.
 func (db *DB) takeSnapshot() (Snapshot, error) {
+	// The tree alone is the snapshot's: the deferred commits go in first
+	// (deferred.go).
+	if err := db.applyDeferred(); err != nil {
+		return Snapshot{}, err
+	}
 	db.treeMu.RLock()
 	defer db.treeMu.RUnlock()
 	if db.broken != nil {

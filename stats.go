@@ -45,8 +45,20 @@ type Stats struct {
 	// PrefetchedPages counts the pages commits found not in memory
 	// before taking the writer lock, and read then (or found read by
 	// someone else by then): pages their writes needed
-	// (docs/ARCHITECTURE.md, "Commits read before they lock").
+	// (docs/ARCHITECTURE.md, "Commits read before they lock"); and the
+	// pages the deferred commits' applier read for them (tried, whether or
+	// not the read succeeded).
 	PrefetchedPages int64
+	// DeferredCommits counts the commits logged and queued before their
+	// pages were read, DeferredApplied those applied to the tree since (by
+	// the applier, or by an Update, a batch larger than the queue or Close,
+	// which apply the queue first), in DeferredGroups transactions;
+	// DeferredQueued is how many wait now, DeferredWaits the commits that
+	// waited for room in the queue (docs/ARCHITECTURE.md, "Deferred
+	// commits"). While commits are queued, TxID (the tree's version) lags
+	// behind them.
+	DeferredCommits, DeferredApplied, DeferredGroups int64
+	DeferredQueued, DeferredWaits                    int64
 	// DictionaryMemory is the part of Options.CacheSize charged to the
 	// page store's compression dictionary (its encoders and decoders,
 	// codec.DictMemory) instead of the buffer pool: 0 without one, if it
@@ -80,6 +92,11 @@ func (db *DB) Stats() Stats {
 		DeferredFrees:        db.st.deferredFrees.Load(),
 		OrphansFreed:         db.st.orphansFreed.Load(),
 		PrefetchedPages:      db.st.prefetched.Load(),
+		DeferredCommits:      db.dq.deferred.Load(),
+		DeferredApplied:      db.dq.applied.Load(),
+		DeferredGroups:       db.dq.groups.Load(),
+		DeferredQueued:       db.dq.queued.Load(),
+		DeferredWaits:        db.dq.waits.Load(),
 		DictionaryMemory:     db.dictCharged,
 	}
 	db.mu.RLock()

@@ -71,6 +71,10 @@ func (db *DB) update(fn func(tx *Tx) error) (lsn uint64, err error) {
 	if db.failed != nil {
 		return 0, db.failed
 	}
+	// The transaction reads the tree: the deferred commits go in first.
+	if err := db.applyDeferredLocked(-1, true); err != nil {
+		return 0, err
+	}
 	tx := &Tx{db: db, writable: true, batch: Batch{db: db}}
 	defer tx.end()
 	err = fn(tx)

@@ -322,6 +322,11 @@ func (e *strataEngine) Metrics() map[string]float64 {
 	m["db.pending_free_pages"] = float64(st.PendingFreePages)
 	// Pages commits read before taking the writer lock (prefetch.go).
 	m["db.prefetched_pages"] = float64(st.PrefetchedPages - b.PrefetchedPages)
+	// Commits queued before their pages were read, the transactions that
+	// applied them, and the commits that waited for room (deferred.go).
+	m["db.deferred_commits"] = float64(st.DeferredCommits - b.DeferredCommits)
+	m["db.deferred_groups"] = float64(st.DeferredGroups - b.DeferredGroups)
+	m["db.deferred_waits"] = float64(st.DeferredWaits - b.DeferredWaits)
 	if st.FlashCache.Enabled {
 		flashMetrics(m, st.FlashCache, b.FlashCache)
 	}

@@ -269,6 +269,20 @@ func (p *Pool) Prefetch(id PageID) error {
 	return nil
 }
 
+// InMemory reports whether page id is in memory, in a frame or as an
+// image, or being loaded: a use of it reads nothing from the store
+// (unless it is evicted first). It counts nothing.
+func (p *Pool) InMemory(id PageID) bool {
+	if p.closed.Load() || id > pagestore.MaxPageID {
+		return false
+	}
+	pt := p.partFor(id)
+	pt.mu.RLock()
+	defer pt.mu.RUnlock()
+	di, ok := pt.table.lookup(id)
+	return ok && pt.desc(di).state.Load() != stFree
+}
+
 // GetCached is Get for a page in memory only: in a frame, or as an image,
 // which it promotes as Get does. A page that Get would read from the store,
 // or would wait for while another goroutine loads it, or whose promotion

@@ -1,0 +1,510 @@
+package strata
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	stdmaps "maps"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// deferEverything makes every commit that may be deferred deferred
+// (deferTest) for the test: the MemFS has no asynchronous reads, with
+// which alone the database defers by itself.
+func deferEverything(t *testing.T) {
+	deferTest = func() bool { return true }
+	t.Cleanup(func() { deferTest = nil })
+}
+
+// waitApplied waits until the applier has emptied the queue.
+func waitApplied(t *testing.T, db *DB) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for db.Stats().DeferredQueued > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deferred commits still queued after 30 s", db.Stats().DeferredQueued)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestDeferredCommitWaitsForNoRead: a commit to a leaf not in memory
+// returns while the read of that leaf is held, a point read sees it at
+// once, and the applier applies it once the read completes.
+func TestDeferredCommitWaitsForNoRead(t *testing.T) {
+	deferEverything(t)
+	db, gfs, _, far := coldTable(t)
+	db.opts.DisableDeferredCommits = false
+	gfs.hold()
+	done := make(chan error, 1)
+	go func() { done <- db.Set(far, []byte("far")) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a deferred commit waited 10 s for a page read")
+	}
+	got := make(chan string, 1)
+	go func() {
+		v, err := db.Get(far)
+		got <- fmt.Sprintf("%q, %v", v, err)
+	}()
+	select {
+	case g := <-got:
+		if want := fmt.Sprintf("%q, %v", "far", nil); g != want {
+			t.Fatalf("get %s after its deferred commit: %s; want %s", far, g, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("get %s after its deferred commit waited 10 s for the read of its leaf", far)
+	}
+	st := db.Stats()
+	if st.DeferredCommits != 1 || st.DeferredQueued != 1 {
+		t.Fatalf("deferred %d, queued %d; want 1 and 1 while the read is held", st.DeferredCommits, st.DeferredQueued)
+	}
+	// A queue full (a limit below what the first commit takes) makes the
+	// next commit wait for room, until the applier has applied the first.
+	db.dq.limit = 100
+	second := make(chan error, 1)
+	go func() { second <- db.Set([]byte("k000001"), []byte("second")) }()
+	select {
+	case err := <-second:
+		t.Fatalf("a commit went into a full queue (%v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	gfs.release()
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if st := db.Stats(); st.DeferredWaits != 1 {
+		t.Fatalf("DeferredWaits %d, want 1", st.DeferredWaits)
+	}
+	waitApplied(t, db)
+	if v, err := db.Get(far); err != nil || string(v) != "far" {
+		t.Fatalf("get %s once applied: %q, %v", far, v, err)
+	}
+	if st := db.Stats(); st.DeferredApplied != 2 {
+		t.Fatalf("DeferredApplied %d, want 2", st.DeferredApplied)
+	}
+}
+
+// TestCachedCommitsLeaveTheQueue: a commit whose pages are in memory,
+// arriving with few commits queued, applies them itself and commits
+// directly, so that the queue empties once the cache has warmed up.
+func TestCachedCommitsLeaveTheQueue(t *testing.T) {
+	missing := true
+	deferTest = func() bool { return missing }
+	applierHold = make(chan struct{})
+	t.Cleanup(func() { deferTest = nil; applierHold = nil })
+	db, err := Open("db", memOptions(vfs.NewMem()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	defer close(applierHold)
+	if err := db.Set([]byte("cold"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if st := db.Stats(); st.DeferredCommits != 1 || st.DeferredQueued != 1 {
+		t.Fatalf("deferred %d, queued %d after a cold commit with the applier held; want 1, 1", st.DeferredCommits, st.DeferredQueued)
+	}
+	missing = false
+	if err := db.Set([]byte("warm"), []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	if st := db.Stats(); st.DeferredCommits != 1 || st.DeferredQueued != 0 || st.DeferredApplied != 1 {
+		t.Fatalf("after a cached commit: deferred %d, queued %d, applied %d; want 1, 0, 1", st.DeferredCommits, st.DeferredQueued, st.DeferredApplied)
+	}
+	for k, want := range map[string]string{"cold": "1", "warm": "2"} {
+		if v, err := db.Get([]byte(k)); err != nil || string(v) != want {
+			t.Fatalf("get %s: %q, %v", k, v, err)
+		}
+	}
+}
+
+// TestQueueKeepsItsLimit: a commit whose pages are in memory, queued
+// behind commits that found pages missing, waits for room like them: the
+// queue does not outgrow its limit while the applier lags.
+func TestQueueKeepsItsLimit(t *testing.T) {
+	missing := true
+	deferTest = func() bool { return missing }
+	applierHold = make(chan struct{})
+	t.Cleanup(func() { deferTest = nil; applierHold = nil })
+	db, err := Open("db", memOptions(vfs.NewMem()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(applierHold)
+		}
+	}
+	defer release()
+	for i := 0; i <= deferGroup; i++ {
+		if err := db.Set([]byte(fmt.Sprintf("cold%02d", i)), []byte("1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.dq.mu.Lock()
+	db.dq.limit = db.dq.bytes // full
+	db.dq.mu.Unlock()
+	missing = false
+	done := make(chan error, 1)
+	go func() { done <- db.Set([]byte("warm"), []byte("2")) }()
+	select {
+	case err := <-done:
+		t.Fatalf("a commit went into a full queue behind %d commits (%v)", deferGroup+1, err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if v, err := db.Get([]byte("warm")); err != nil || string(v) != "2" {
+		t.Fatalf("get warm: %q, %v", v, err)
+	}
+}
+
+// TestDeferredCommitsMatchModel runs random batches, point reads,
+// iterators, snapshots, Update transactions and reopens with every commit
+// deferred, against a map, with the applier applying concurrently: every
+// read sees every commit that returned before it, snapshots keep their
+// state, and a reopen (Close applies the queue) loses nothing.
+func TestDeferredCommitsMatchModel(t *testing.T) {
+	// Three commits in four deferred, the others with their pages in
+	// memory: they apply a short queue themselves (commitQueued).
+	pick := rand.New(rand.NewPCG(8, 8))
+	deferTest = func() bool { return pick.IntN(4) != 0 }
+	t.Cleanup(func() { deferTest = nil })
+	fs := vfs.NewMem()
+	opts := memOptions(fs)
+	opts.CacheSize = 256 << 10 // small: the applier reads evicted leaves
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }()
+	model := map[string]string{}
+	rng := rand.New(rand.NewPCG(7, 7))
+	key := func() string { return fmt.Sprintf("key%04d", rng.IntN(800)) }
+	check := func(k string) {
+		t.Helper()
+		v, err := db.Get([]byte(k))
+		want, ok := model[k]
+		switch {
+		case ok && (err != nil || string(v) != want):
+			t.Fatalf("get %s: %.20q, %v; want %.20q", k, v, err, want)
+		case !ok && !errors.Is(err, ErrNotFound):
+			t.Fatalf("get %s: %.20q, %v; want not found", k, v, err)
+		}
+	}
+	var deferred int64
+	for i := 0; i < 3000; i++ {
+		switch r := rng.IntN(100); {
+		case r < 60:
+			b := db.NewBatch()
+			var keys []string
+			for j := 0; j < 1+rng.IntN(8); j++ {
+				k := key()
+				keys = append(keys, k)
+				if rng.IntN(4) == 0 {
+					b.Delete([]byte(k))
+					delete(model, k)
+				} else {
+					v := fmt.Sprintf("v%d-%d-%s", i, j, strings.Repeat("x", rng.IntN(200)))
+					b.Set([]byte(k), []byte(v))
+					model[k] = v
+				}
+			}
+			if err := b.Commit(nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range keys {
+				check(k) // read-your-writes, queued or applied
+			}
+		case r < 61:
+			// Larger than the queue: applied directly, after the queue.
+			b := db.NewBatch()
+			var keys []string
+			for j := 0; j < 12; j++ {
+				k := key()
+				keys = append(keys, k)
+				v := fmt.Sprintf("big%d-%d-%s", i, j, strings.Repeat("y", 25<<10))
+				b.Set([]byte(k), []byte(v))
+				model[k] = v
+			}
+			if err := b.Commit(nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range keys {
+				check(k)
+			}
+		case r < 85:
+			check(key())
+		case r < 90:
+			if got := scanAll(t, db); !stdmaps.Equal(got, model) {
+				t.Fatalf("op %d: a scan saw %d keys, the model has %d", i, len(got), len(model))
+			}
+		case r < 94:
+			s, err := db.NewSnapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			then := stdmaps.Clone(model)
+			k := key()
+			if err := db.Set([]byte(k), []byte("after the snapshot")); err != nil {
+				t.Fatal(err)
+			}
+			model[k] = "after the snapshot"
+			v, err := s.Get([]byte(k))
+			if want, ok := then[k]; ok && (err != nil || string(v) != want) || !ok && !errors.Is(err, ErrNotFound) {
+				t.Fatalf("snapshot get %s: %.20q, %v; want %.20q (present %v)", k, v, err, want, ok)
+			}
+			s.Close()
+		case r < 98:
+			k := key()
+			err := db.Update(func(tx *Tx) error {
+				v, err := tx.Get([]byte(k))
+				if errors.Is(err, ErrNotFound) {
+					v = nil
+				} else if err != nil {
+					return err
+				}
+				if want := model[k]; string(v) != want {
+					return fmt.Errorf("update read %s: %.20q, want %.20q", k, v, want)
+				}
+				return tx.Set([]byte(k), append(v, '+'))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			model[k] += "+"
+		default:
+			deferred += db.Stats().DeferredCommits
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if db, err = Open("db", opts); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	deferred += db.Stats().DeferredCommits
+	if got := scanAll(t, db); !stdmaps.Equal(got, model) {
+		t.Fatalf("final scan: %d keys, the model has %d", len(got), len(model))
+	}
+	if deferred < 800 {
+		t.Fatalf("%d commits deferred: the test did not exercise the queue", deferred)
+	}
+}
+
+// TestDeferredApplyFailure: when the applier cannot read a page, the
+// database refuses writes (the queued commits are in the WAL), point reads
+// of queued keys still return them, and a reopen recovers every commit.
+func TestDeferredApplyFailure(t *testing.T) {
+	deferEverything(t)
+	fs := vfs.NewMem()
+	opts := memOptions(fs)
+	opts.CacheSize = 256 << 10
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Incompressible, four times the cache: most leaves are read from the
+	// store.
+	rng := rand.New(rand.NewPCG(5, 5))
+	load := db.NewBatch()
+	for i := 0; i < 4000; i++ {
+		v := make([]byte, 250)
+		for j := range v {
+			v[j] = byte(rng.Uint32())
+		}
+		load.Set([]byte(fmt.Sprintf("k%05d", i)), v)
+	}
+	if err := load.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, db)
+	if err := db.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	fs.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpRead && fail.Load() && !strings.Contains(path, "/wal/") {
+			return vfs.InjectedError(op, path)
+		}
+		return nil
+	})
+	fail.Store(true)
+	// Commits to leaves evicted long ago: the applier's reads fail.
+	committed := map[string]string{}
+	var werr error
+	for i := 0; i < 4000 && werr == nil; i += 97 {
+		k := fmt.Sprintf("k%05d", i)
+		if werr = db.Set([]byte(k), []byte("new")); werr == nil {
+			committed[k] = "new"
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for werr == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("writes still accepted 30 s after the applier's reads began to fail")
+		}
+		werr = db.Set([]byte("late"), []byte("x"))
+		if werr == nil {
+			committed["late"] = "x"
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !errors.Is(werr, vfs.ErrInjected) {
+		t.Fatalf("write after the applier failed: %v, want the injected error", werr)
+	}
+	for k, want := range committed {
+		if st := db.Stats(); st.DeferredQueued == 0 {
+			break // all applied before the failure: nothing queued to read
+		}
+		if v, err := db.Get([]byte(k)); err == nil && string(v) != want {
+			t.Fatalf("get %s after the failure: %q, want %q", k, v, want)
+		}
+	}
+	fail.Store(false)
+	fs.SetInjector(nil)
+	db.Close()
+	if db, err = Open("db", opts); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for k, want := range committed {
+		if v, err := db.Get([]byte(k)); err != nil || string(v) != want {
+			t.Fatalf("get %s after reopen: %q, %v; want %q", k, v, err, want)
+		}
+	}
+}
+
+// TestCrashRecoveryDeferred is TestCrashRecovery's check with every commit
+// deferred: crashes while commits are queued, while the applier applies
+// them and during the checkpoints after, recover a prefix of the
+// acknowledged commits that includes every durable one.
+func TestCrashRecoveryDeferred(t *testing.T) {
+	deferEverything(t)
+	const seeds, nops = 8, 60
+	perSeed := 10
+	if raceEnabled {
+		perSeed = 3
+	}
+	atCrashPoints(t, 101, seeds, perSeed, nops, func(t *testing.T, after *vfs.MemFS, commits []commitRec, durable int) {
+		db, err := Open("db", memOptions(after))
+		if err != nil {
+			t.Fatalf("recovery: %v", err)
+		}
+		defer db.Close()
+		checkCommitPrefix(t, commits, durable, scanAll(t, db))
+		if leaked := unreachablePages(t, db); len(leaked) != 0 {
+			t.Fatalf("%d pages leaked after recovery", len(leaked))
+		}
+	})
+}
+
+// TestDeferQueueKeepsNewerWrites: applying an older queued commit drops
+// from the index only the keys no newer queued commit wrote; a read of a
+// key written by both still finds the newer write.
+func TestDeferQueueKeepsNewerWrites(t *testing.T) {
+	var q deferQueue
+	q.init(1 << 20)
+	enc := func(k, v string) [][]byte { // a batch's encoding of one set
+		b := []byte{opSet}
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		return [][]byte{append(b, v...)}
+	}
+	for i, kv := range [][2]string{{"a", "1"}, {"b", "1"}, {"a", "2"}} {
+		if err := q.add(enc(kv[0], kv[1]), uint64(i+1), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q.done(2) // the commits of a=1 and b=1 are in the tree
+	if w, ok := q.lookup([]byte("a")); !ok || string(w.value) != "2" {
+		t.Fatalf("a after the older commit was applied: %q, %v; want the queued 2", w.value, ok)
+	}
+	if _, ok := q.lookup([]byte("b")); ok {
+		t.Fatal("b still indexed after its commit was applied")
+	}
+	if got := q.upTo(3); got != 1 {
+		t.Fatalf("upTo(3) = %d, want 1", got)
+	}
+	if got := q.after(2, 10); len(got) != 1 || got[0].seq != 3 {
+		t.Fatalf("after(2) = %v, want the third commit", got)
+	}
+}
+
+// TestDeferredOnDirectAsyncFiles: on a file system with direct I/O and
+// Linux AIO, commits to leaves not in memory are deferred without the
+// test hook, and what they wrote reads back before and after a reopen.
+func TestDeferredOnDirectAsyncFiles(t *testing.T) {
+	dir := t.TempDir()
+	opts := &Options{PageSize: 4096, CacheSize: 1 << 20, Codec: "lz4"}
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !db.asyncReads() {
+		db.Close()
+		t.Skip("no direct I/O through AIO here")
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	value := func() []byte {
+		v := make([]byte, 300)
+		for j := range v {
+			v[j] = byte(rng.Uint32())
+		}
+		return v
+	}
+	load := db.NewBatch()
+	for i := 0; i < 20000; i++ {
+		load.Set([]byte(fmt.Sprintf("k%06d", i)), value())
+	}
+	if err := load.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i := 0; i < 300; i++ {
+		k := fmt.Sprintf("k%06d", rng.IntN(20000))
+		v := value()
+		if err := db.Set([]byte(k), v); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = string(v)
+		if got, err := db.Get([]byte(k)); err != nil || string(got) != want[k] {
+			t.Fatalf("get %s right after its commit: %v", k, err)
+		}
+	}
+	if st := db.Stats(); st.DeferredCommits == 0 {
+		t.Fatalf("no commit deferred (%d pages read before commits)", st.PrefetchedPages)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for k, v := range want {
+		if got, err := db.Get([]byte(k)); err != nil || string(got) != v {
+			t.Fatalf("get %s after reopen: %v", k, err)
+		}
+	}
+}
