@@ -25,7 +25,7 @@ import (
 // pays only where a goroutine waiting for a read holds no P (Go's right
 // to run code): with pread(2) the applier's reads in flight held both
 // CPUs' Ps and the committers and page cleaner waited for them (no faster
-// than before); through Linux AIO (vfs.AsyncReads) 1.4–1.5× faster. So
+// than before); through Linux AIO (vfs.AsyncReads) 1.66× faster. So
 // commits are deferred only where reads are asynchronous (asyncReads).
 //
 // A commit that finds, looking at its keys' paths in memory only, a
