@@ -2,6 +2,7 @@ package strata
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -71,11 +72,13 @@ import (
 //
 // When the applier cannot apply a group (an I/O error reading a page, a
 // failed publish), it tries again deferRetries times, reading the pages
-// again; then the database refuses writes until reopened (db.failed), and
-// Close reports it: the queued commits were acknowledged and are in the
-// WAL (the next Open applies them), and point reads still find them in
-// the index meanwhile. An error met by an Update or a large batch applying
-// the queue fails that call only.
+// again (not ErrCorrupt); then the database refuses writes, and new
+// snapshots and iterators, until reopened (db.failed), and Close reports
+// it: the queued commits were acknowledged and are in the WAL (the next
+// Open applies them), and point reads still find them in the index
+// meanwhile. An error met by a commit applying the queue itself (an
+// Update, a large batch, a cached commit behind a short queue) fails that
+// call only.
 //
 // Lock rules: deferQueue.mu guards the queue and the index; it is taken
 // after writeMu and treeMu, never before them, and held only for map and
@@ -553,7 +556,7 @@ func (db *DB) applyRead(last uint64) bool {
 		if n > 0 {
 			err = db.applyDeferredLocked(n, read)
 		}
-		if err != nil && (try == deferRetries || db.failed != nil) {
+		if err != nil && (try == deferRetries || db.failed != nil || errors.Is(err, ErrCorrupt)) {
 			db.failDeferred(err)
 			db.writeMu.Unlock()
 			db.opts.Logger.Error("strata: deferred commits could not be applied", "err", err)

@@ -3,6 +3,7 @@ package strata
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 
 	"github.com/stratadb/strata/internal/btree"
@@ -104,27 +105,35 @@ func (db *DB) lookMissing(b *Batch) bool {
 		return false
 	}
 	keys := db.batchKeys(b)
-	defer db.dropKeys(b, keys)
-	v, missing, _ := db.lookPaths(keys)
-	if v == nil {
-		return false
-	}
-	defer v.release()
-	if len(missing) == 0 {
-		return false
-	}
-	db.pf.credit.Store(prefetchCredit)
-	for _, id := range missing {
-		if !db.pool.InMemory(id) {
+	all := keys
+	defer db.dropKeys(b, all)
+	for round := 0; round < prefetchRounds && len(keys) > 0; round++ {
+		v, missing, rest := db.lookPaths(keys)
+		if v == nil || len(missing) == 0 {
+			if v != nil {
+				v.release()
+			}
+			return false
+		}
+		db.pf.credit.Store(prefetchCredit)
+		onDisk := slices.ContainsFunc(missing, func(id btree.PageID) bool { return !db.pool.InMemory(id) })
+		if !onDisk {
+			// Images (or pages being loaded): promote them, and look
+			// below them in the next round.
+			for _, id := range missing {
+				if db.pool.Prefetch(id) != nil {
+					onDisk = true // the commit meets the error itself; defer it to the applier's retries
+					break
+				}
+			}
+			db.st.prefetched.Add(int64(len(missing)))
+		}
+		v.release()
+		if onDisk {
 			return true
 		}
+		keys = rest
 	}
-	for _, id := range missing {
-		if db.pool.Prefetch(id) != nil {
-			break // the commit meets the error itself
-		}
-	}
-	db.st.prefetched.Add(int64(len(missing)))
 	return false
 }
 

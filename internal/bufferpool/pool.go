@@ -270,8 +270,9 @@ func (p *Pool) Prefetch(id PageID) error {
 }
 
 // InMemory reports whether page id is in memory, in a frame or as an
-// image, or being loaded: a use of it reads nothing from the store
-// (unless it is evicted first). It counts nothing.
+// image, or being loaded by another goroutine: a use of it reads nothing
+// from the store itself (unless it is evicted first; it may wait for the
+// load under way). It counts nothing.
 func (p *Pool) InMemory(id PageID) bool {
 	if p.closed.Load() || id > pagestore.MaxPageID {
 		return false
