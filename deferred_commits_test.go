@@ -7,6 +7,7 @@ import (
 	stdmaps "maps"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,23 +100,16 @@ func TestDeferredCommitWaitsForNoRead(t *testing.T) {
 // arriving with few commits queued, applies them itself and commits
 // directly, so that the queue empties once the cache has warmed up.
 func TestCachedCommitsLeaveTheQueue(t *testing.T) {
-	missing := true
-	deferTest = func() bool { return missing }
-	applierHold = make(chan struct{})
-	t.Cleanup(func() { deferTest = nil; applierHold = nil })
-	db, err := Open("db", memOptions(vfs.NewMem()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, missing, release := heldApplier(t)
 	defer db.Close()
-	defer close(applierHold)
+	defer release()
 	if err := db.Set([]byte("cold"), []byte("1")); err != nil {
 		t.Fatal(err)
 	}
 	if st := db.Stats(); st.DeferredCommits != 1 || st.DeferredQueued != 1 {
 		t.Fatalf("deferred %d, queued %d after a cold commit with the applier held; want 1, 1", st.DeferredCommits, st.DeferredQueued)
 	}
-	missing = false
+	*missing = false
 	if err := db.Set([]byte("warm"), []byte("2")); err != nil {
 		t.Fatal(err)
 	}
@@ -133,22 +127,8 @@ func TestCachedCommitsLeaveTheQueue(t *testing.T) {
 // behind commits that found pages missing, waits for room like them: the
 // queue does not outgrow its limit while the applier lags.
 func TestQueueKeepsItsLimit(t *testing.T) {
-	missing := true
-	deferTest = func() bool { return missing }
-	applierHold = make(chan struct{})
-	t.Cleanup(func() { deferTest = nil; applierHold = nil })
-	db, err := Open("db", memOptions(vfs.NewMem()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, missing, release := heldApplier(t)
 	defer db.Close()
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(applierHold)
-		}
-	}
 	defer release()
 	for i := 0; i <= deferGroup; i++ {
 		if err := db.Set([]byte(fmt.Sprintf("cold%02d", i)), []byte("1")); err != nil {
@@ -158,7 +138,7 @@ func TestQueueKeepsItsLimit(t *testing.T) {
 	db.dq.mu.Lock()
 	db.dq.limit = db.dq.bytes // full
 	db.dq.mu.Unlock()
-	missing = false
+	*missing = false
 	done := make(chan error, 1)
 	go func() { done <- db.Set([]byte("warm"), []byte("2")) }()
 	select {
@@ -312,29 +292,7 @@ func TestDeferredCommitsMatchModel(t *testing.T) {
 // database refuses writes (the queued commits are in the WAL), point reads
 // of queued keys still return them, and a reopen recovers every commit.
 func TestDeferredApplyFailure(t *testing.T) {
-	deferEverything(t)
-	fs := vfs.NewMem()
-	opts := memOptions(fs)
-	opts.CacheSize = 256 << 10
-	db, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Incompressible, four times the cache: most leaves are read from the
-	// store.
-	rng := rand.New(rand.NewPCG(5, 5))
-	load := db.NewBatch()
-	for i := 0; i < 4000; i++ {
-		v := make([]byte, 250)
-		for j := range v {
-			v[j] = byte(rng.Uint32())
-		}
-		load.Set([]byte(fmt.Sprintf("k%05d", i)), v)
-	}
-	if err := load.Commit(nil); err != nil {
-		t.Fatal(err)
-	}
-	waitApplied(t, db)
+	fs, opts, db := coldDeferredTable(t)
 	if err := db.Checkpoint(); err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +343,8 @@ func TestDeferredApplyFailure(t *testing.T) {
 	fail.Store(false)
 	fs.SetInjector(nil)
 	db.Close()
-	if db, err = Open("db", opts); err != nil {
+	db, err := Open("db", opts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
@@ -426,28 +385,8 @@ func TestCrashRecoveryDeferred(t *testing.T) {
 // TestDeferredApplyRetries: a read error the applier meets once is tried
 // again, and the commits are applied with writes still accepted.
 func TestDeferredApplyRetries(t *testing.T) {
-	deferEverything(t)
-	fs := vfs.NewMem()
-	opts := memOptions(fs)
-	opts.CacheSize = 256 << 10
-	db, err := Open("db", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs, _, db := coldDeferredTable(t)
 	defer db.Close()
-	rng := rand.New(rand.NewPCG(6, 6))
-	load := db.NewBatch()
-	for i := 0; i < 4000; i++ {
-		v := make([]byte, 250)
-		for j := range v {
-			v[j] = byte(rng.Uint32())
-		}
-		load.Set([]byte(fmt.Sprintf("k%05d", i)), v)
-	}
-	if err := load.Commit(nil); err != nil {
-		t.Fatal(err)
-	}
-	waitApplied(t, db)
 	var failing atomic.Bool
 	var failed atomic.Int64
 	fs.SetInjector(func(op vfs.Op, path string) error {
@@ -574,4 +513,52 @@ func TestDeferredOnDirectAsyncFiles(t *testing.T) {
 			t.Fatalf("get %s after reopen: %v", k, err)
 		}
 	}
+}
+
+// coldDeferredTable opens a database with every commit deferred and a 256
+// KiB cache, on a MemFS, loaded with k00000..k03999 = 250 incompressible
+// bytes (four times the cache: most leaves are read from the store), all
+// applied. The caller closes it.
+func coldDeferredTable(t *testing.T) (*vfs.MemFS, *Options, *DB) {
+	t.Helper()
+	deferEverything(t)
+	fs := vfs.NewMem()
+	opts := memOptions(fs)
+	opts.CacheSize = 256 << 10
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	load := db.NewBatch()
+	for i := 0; i < 4000; i++ {
+		v := make([]byte, 250)
+		for j := range v {
+			v[j] = byte(rng.Uint32())
+		}
+		load.Set([]byte(fmt.Sprintf("k%05d", i)), v)
+	}
+	if err := load.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, db)
+	return fs, opts, db
+}
+
+// heldApplier opens a database on a MemFS whose commits are deferred
+// while *missing is true (deferTest), and whose applier waits before each
+// apply until release is called (idempotent; before Close).
+func heldApplier(t *testing.T) (db *DB, missing *bool, release func()) {
+	t.Helper()
+	m := true
+	deferTest = func() bool { return m }
+	hold := make(chan struct{})
+	applierHold = hold
+	t.Cleanup(func() { deferTest = nil; applierHold = nil })
+	db, err := Open("db", memOptions(vfs.NewMem()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	return db, &m, func() { once.Do(func() { close(hold) }) }
 }
