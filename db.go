@@ -633,15 +633,12 @@ func (db *DB) commit(b *Batch, opts *WriteOptions) error {
 		return ErrClosed
 	}
 	defer db.leave()
-	deferIt, looked := db.deferCommit(b)
+	deferIt := db.deferCommit(b)
 	if (deferIt || db.dq.queued.Load() > 0) && int64(b.size) <= db.dq.limit {
 		// It may be queued (commitQueued): each committer adds one batch
 		// at most beyond the room it found. (Its keys count twice: in
 		// the batch and in the index.)
 		db.dq.waitRoom(2*int64(b.size) + batchOverhead + int64(b.n)*writeOverhead)
-	}
-	if !deferIt && !looked {
-		db.prefetch(b)
 	}
 	db.writeMu.Lock()
 	if db.failed != nil {

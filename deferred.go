@@ -310,24 +310,18 @@ func (q *deferQueue) fail(err error) {
 	q.mu.Unlock()
 }
 
-// deferCommit reports whether a commit of b should be deferred because a
-// look at b's keys' paths in memory finds a page missing (prefetch.go's
-// look, without its reads); commitQueued decides the rest under writeMu.
-// A batch larger than the queue's limit is never deferred. looked says
-// whether it looked as prefetch would have (then a commit not deferred
-// found its pages in memory, and need not look again). Called without
-// locks.
-func (db *DB) deferCommit(b *Batch) (deferIt, looked bool) {
-	if db.opts.DisableDeferredCommits || int64(b.size) > db.dq.limit {
-		return false, false
+// deferCommit reads the pages a commit of b needs that are in memory as
+// images (prefetch), and reports whether the commit should be deferred
+// because one is on disk, where it may be: reads asynchronous, and b no
+// larger than the queue's limit (otherwise prefetch reads them all, as
+// before deferral). commitQueued decides the rest under writeMu. Called
+// without locks.
+func (db *DB) deferCommit(b *Batch) bool {
+	may := !db.opts.DisableDeferredCommits && int64(b.size) <= db.dq.limit
+	if may && deferTest != nil {
+		return deferTest()
 	}
-	if deferTest != nil {
-		return deferTest(), true
-	}
-	if !db.asyncReads() {
-		return false, false
-	}
-	return db.lookMissing(b), true
+	return db.prefetch(b, may && db.asyncReads())
 }
 
 // commitQueued commits ops while commits are queued, or deferIt (its

@@ -70,37 +70,15 @@ type prefetchState struct {
 // errStopOps ends a decodeOps walk early.
 var errStopOps = errors.New("enough keys")
 
-// prefetch reads the pages b's writes will need that are not in memory.
-func (db *DB) prefetch(b *Batch) {
-	if !db.shouldLook() {
-		return
-	}
-	keys := db.batchKeys(b)
-	all := keys
-	defer db.dropKeys(b, all)
-	read := 0
-	for round := 0; round < prefetchRounds && len(keys) > 0; round++ {
-		n, rest := db.prefetchRound(keys)
-		if n == 0 {
-			break
-		}
-		read += n
-		keys = rest
-	}
-	if read > 0 {
-		db.pf.credit.Store(prefetchCredit)
-		db.st.prefetched.Add(int64(read))
-	}
-}
-
-// lookMissing reports whether a look at b's keys' paths finds a page
-// that is not in memory (deferred.go): one to read from the store. Pages
-// held only as images are in memory: it promotes them here, outside the
-// locks, as prefetch does, and they do not make the commit deferred (a
+// prefetch reads the pages b's writes will need that are not in memory
+// (pages held as images are promoted), looking again below them up to
+// prefetchRounds times. With untilDisk (a commit that may be deferred,
+// deferred.go) it reads nothing from the store: it stops at the first
+// look that finds a page on disk and reports it (onDisk), the commit then
+// being deferred; pages in memory as images are promoted as before (a
 // decompression is not worth the queue's costs: cached updates whose
-// images made them deferred ran 0.91× as fast). It looks as often as
-// prefetch does.
-func (db *DB) lookMissing(b *Batch) bool {
+// images made them deferred ran 0.91× as fast).
+func (db *DB) prefetch(b *Batch, untilDisk bool) (onDisk bool) {
 	if !db.shouldLook() {
 		return false
 	}
@@ -109,32 +87,42 @@ func (db *DB) lookMissing(b *Batch) bool {
 	defer db.dropKeys(b, all)
 	for round := 0; round < prefetchRounds && len(keys) > 0; round++ {
 		v, missing, rest := db.lookPaths(keys)
-		if v == nil || len(missing) == 0 {
-			if v != nil {
-				v.release()
-			}
+		if v == nil {
 			return false
 		}
-		db.pf.credit.Store(prefetchCredit)
-		onDisk := slices.ContainsFunc(missing, func(id btree.PageID) bool { return !db.pool.InMemory(id) })
-		if !onDisk {
-			// Images (or pages being loaded): promote them, and look
-			// below them in the next round.
-			for _, id := range missing {
-				if db.pool.Prefetch(id) != nil {
-					onDisk = true // the commit meets the error itself; defer it to the applier's retries
-					break
-				}
-			}
-			db.st.prefetched.Add(int64(len(missing)))
+		if len(missing) > 0 {
+			db.pf.credit.Store(prefetchCredit)
 		}
-		v.release()
-		if onDisk {
+		if untilDisk && slices.ContainsFunc(missing, func(id btree.PageID) bool { return !db.pool.InMemory(id) }) {
+			v.release()
 			return true
+		}
+		read := db.readMissing(missing)
+		v.release()
+		db.st.prefetched.Add(int64(read))
+		if read < len(missing) {
+			// The commit meets the error itself, if its writes need the
+			// page (deferred: in the applier's retries).
+			return untilDisk
+		}
+		if len(missing) == 0 {
+			return false
 		}
 		keys = rest
 	}
 	return false
+}
+
+// readMissing reads pages into the pool one after another (the caller
+// holds a pin on the version they were found in), and returns how many it
+// read before an error.
+func (db *DB) readMissing(ids []btree.PageID) int {
+	for i, id := range ids {
+		if db.pool.Prefetch(id) != nil {
+			return i
+		}
+	}
+	return len(ids)
 }
 
 // shouldLook says whether this commit looks at its paths (see the top of
@@ -167,25 +155,6 @@ func (db *DB) batchKeys(b *Batch) [][]byte {
 func (db *DB) dropKeys(b *Batch, keys [][]byte) {
 	clear(keys)
 	b.prefetchKeys = keys[:0]
-}
-
-// prefetchRound looks up keys' paths in the current version, reads the
-// pages missing from memory, and returns how many it read and the keys
-// whose paths missed a page (keys, reused): the ones to look at again.
-func (db *DB) prefetchRound(keys [][]byte) (int, [][]byte) {
-	v, missing, rest := db.lookPaths(keys)
-	if v == nil {
-		return 0, nil
-	}
-	defer v.release()
-	for i, id := range missing {
-		if err := db.pool.Prefetch(id); err != nil {
-			// The commit meets the error itself, if its writes need
-			// the page: no more reads for it here.
-			return i, nil
-		}
-	}
-	return len(missing), rest
 }
 
 // lookPaths looks up keys' paths in the current version, reading nothing,

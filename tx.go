@@ -86,7 +86,7 @@ func (db *DB) update(fn func(tx *Tx) error) (lsn uint64, err error) {
 		return 0, nil
 	}
 	// Still under writeMu, but not treeMu: point reads go on meanwhile.
-	db.prefetch(&tx.batch)
+	db.prefetch(&tx.batch, false)
 	lsn, err = db.commitLocked(tx.batch.ops(), nil)
 	if err != nil {
 		return 0, err
