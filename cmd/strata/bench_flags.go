@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 type benchFlags struct {
 	tableSize    int64
 	threads      int
+	rate         float64
 	duration     time.Duration
 	warmup       time.Duration
 	cache        string
@@ -60,6 +62,7 @@ const (
 func (f *benchFlags) registerRunFlags(fl *pflag.FlagSet) {
 	fl.Int64Var(&f.tableSize, "table-size", defaultTableSize, "rows loaded before the run")
 	fl.IntVar(&f.threads, "threads", runtime.NumCPU(), "client goroutines of the measured phase")
+	fl.Float64Var(&f.rate, "rate", 0, "transactions a second in all, paced (an open loop: latency counts from when each was due); 0: as many as the engine serves")
 	fl.DurationVar(&f.duration, "duration", 25*time.Second, "measured time per run")
 	fl.DurationVar(&f.warmup, "warmup", 5*time.Second, "warm-up before the measured time (not measured)")
 	fl.StringVar(&f.cache, "cache", defaultCache, "cache budget of every engine (64MiB, 1GiB, ...; K/M/G and KiB/MiB/GiB are binary, KB/MB/GB decimal)")
@@ -114,6 +117,8 @@ func (f *benchFlags) specTemplate() (bench.RunSpec, error) {
 		return s, fmt.Errorf("--table-size %d: must be positive", f.tableSize)
 	case f.threads <= 0:
 		return s, fmt.Errorf("--threads %d: must be positive", f.threads)
+	case f.rate < 0 || math.IsNaN(f.rate) || math.IsInf(f.rate, 0):
+		return s, fmt.Errorf("--rate %v: want transactions a second, or 0 for no pacing", f.rate)
 	case f.duration <= 0:
 		return s, fmt.Errorf("--duration %v: must be positive", f.duration)
 	case f.warmup < 0:
@@ -169,6 +174,7 @@ func (f *benchFlags) specTemplate() (bench.RunSpec, error) {
 		TableSize:    f.tableSize,
 		Seed:         f.seed,
 		Threads:      f.threads,
+		Rate:         f.rate,
 		Duration:     f.duration,
 		Warmup:       f.warmup,
 	}, nil

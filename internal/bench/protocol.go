@@ -36,6 +36,14 @@ type RunSpec struct {
 	Threads  int           `json:"threads"`
 	Duration time.Duration `json:"duration_ns"`
 	Warmup   time.Duration `json:"warmup_ns"`
+	// Rate, if positive, paces the workers to this many transactions a
+	// second in all (an open loop: each worker starts its transactions
+	// Threads/Rate apart), and a transaction's latency runs from when it
+	// was due, not from when its worker got to it, so an engine that
+	// falls behind shows it in its latencies (no coordinated omission).
+	// Zero: each worker starts its next transaction as soon as the last
+	// ends (a closed loop: the most the engine serves).
+	Rate float64 `json:"rate,omitempty"`
 
 	// Reuse skips the load when Config.Dir already holds this data set
 	// (written by an earlier child with the same Dataset, TableSize, Seed

@@ -139,7 +139,7 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 		return nil, err
 	}
 	if spec.Warmup > 0 {
-		if _, err := runPhase(ctx, "warmup", spec.Warmup, workers, p.wl.txn, progress); err != nil {
+		if _, err := runPhase(ctx, "warmup", spec.Warmup, spec.Rate, workers, p.wl.txn, progress); err != nil {
 			return nil, err
 		}
 		for _, w := range workers {
@@ -156,7 +156,7 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 	ioBefore, ioErr := readProcIO()
 	userBefore, sysBefore, cpuErr := processCPU()
 	gcBefore := readGCCounters()
-	elapsed, err := runPhase(ctx, "run", spec.Duration, workers, p.wl.txn, progress)
+	elapsed, err := runPhase(ctx, "run", spec.Duration, spec.Rate, workers, p.wl.txn, progress)
 	gcAfter := readGCCounters()
 	res.GoMemLimitRun = debug.SetMemoryLimit(-1)
 	profileErr := stopProfile()
@@ -299,17 +299,41 @@ func newWorkers(p *plan, eng Engine, nextID *atomic.Uint64) ([]*worker, error) {
 // runPhase runs txn on every worker until d has passed, then waits for the
 // transactions in flight, and returns the time until the last finished.
 // The first error stops all workers.
-func runPhase(ctx context.Context, phase string, d time.Duration, workers []*worker, txn func(*worker) error, progress func(Event)) (time.Duration, error) {
+//
+// With rate > 0 the workers are paced (RunSpec.Rate): worker i starts its
+// transactions every len(workers)/rate, offset by i/rate from the others,
+// and each transaction's latency runs from when it was due. A worker that
+// falls behind starts the next at once, so its backlog stays in the
+// latencies until it catches up.
+func runPhase(ctx context.Context, phase string, d time.Duration, rate float64, workers []*worker, txn func(*worker) error, progress func(Event)) (time.Duration, error) {
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	errs := make([]error, len(workers))
 	start := time.Now()
+	var every time.Duration
+	if rate > 0 {
+		every = time.Duration(float64(len(workers)) / rate * float64(time.Second))
+	}
 	for i, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			due := start
+			if every > 0 {
+				due = start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+			}
 			for !stop.Load() {
 				t0 := time.Now()
+				if every > 0 {
+					if wait := due.Sub(t0); wait > 0 {
+						time.Sleep(wait)
+						if stop.Load() {
+							return
+						}
+					}
+					t0 = due
+					due = due.Add(every)
+				}
 				if err := txn(w); err != nil {
 					errs[i] = err
 					stop.Store(true)

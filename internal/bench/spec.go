@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -63,6 +64,9 @@ func validate(spec RunSpec, needEngine bool) (*plan, error) {
 	}
 	if spec.Threads < 1 {
 		errs = append(errs, fmt.Errorf("bench: %d threads: want at least 1", spec.Threads))
+	}
+	if spec.Rate < 0 || math.IsNaN(spec.Rate) || math.IsInf(spec.Rate, 0) {
+		errs = append(errs, fmt.Errorf("bench: rate %v: want a positive number of transactions a second, or 0", spec.Rate))
 	}
 	if spec.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("bench: duration %v: want a positive duration", spec.Duration))
