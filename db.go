@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -872,7 +873,11 @@ func (db *DB) takeReadyFreshLocked(oldest uint64) []btree.PageID {
 // freePages frees pages no version needs any more. A page that cannot be
 // freed now (pinned for longer than FreePage waits, or an I/O error) goes
 // back to the pending list for the next checkpoint: a failure to free is
-// a delay, never a failed commit.
+// a delay, never a failed commit. A checkpoint frees thousands of pages at
+// once, each under its partition's mutex and some with a madvise(2): it
+// yields the processor after each (runtime.Gosched), so that commits
+// waiting for a processor or that mutex do not wait for the whole loop
+// (bufferpool's writeback.go says why).
 func (db *DB) freePages(ids []btree.PageID, txid uint64) {
 	var retry []btree.PageID
 	for _, id := range ids {
@@ -880,6 +885,7 @@ func (db *DB) freePages(ids []btree.PageID, txid uint64) {
 			db.opts.Logger.Warn("strata: free page deferred", "page", id, "err", err)
 			retry = append(retry, id)
 		}
+		runtime.Gosched()
 	}
 	db.st.deferredFrees.Add(int64(len(retry)))
 	if len(retry) > 0 {

@@ -3,6 +3,7 @@ package bufferpool
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/stratadb/strata/internal/codec"
@@ -19,6 +20,17 @@ import (
 // the page can neither be evicted, being pinned, nor changed), without mu.
 // It takes mu while holding a latch, which the package's order allows.
 // cleanIfNeeded takes mu shared for a moment.
+//
+// Each page written back costs a compression (tens of µs), and the cleaner
+// and a checkpoint write thousands in a row; the Go scheduler lets a
+// goroutine run up to 10 ms before it preempts it for another runnable
+// one. So with the CPUs busy writing back, a commit woken for its lock
+// waited for a processor behind them: paced cached updates (15,000
+// transactions a second, 2 CPUs) saw commits up to 100–120 ms late, p99
+// 23–31 ms. flush and flushPage therefore yield the processor
+// (runtime.Gosched) after each page, holding no lock or latch, and the
+// same commits then measured p99 3.6–4 ms (docs/BENCHMARKS.md,
+// seventeenth session).
 
 // imageWriter is a store that can write a page with a given codec and
 // return the stored image (pagestore.Store.WritePageImage). With one, the
@@ -126,6 +138,7 @@ func (pt *partition) flush(wait bool, limit int) error {
 			}
 			d.flushing.Store(false)
 			pt.unpin(t.d)
+			runtime.Gosched() // see the top of this file
 		}
 		if len(todo) < batch {
 			// A whole revolution found fewer than a batch.
@@ -205,6 +218,7 @@ func (pt *partition) flushPage(id PageID) error {
 		pt.latches[f].RUnlock()
 		d.flushing.Store(false)
 		pt.unpin(di)
+		runtime.Gosched() // see the top of this file
 		if err == nil {
 			pt.writeErr.Store(nil) // a write succeeded (see Pool.writeFailed)
 		}
