@@ -839,7 +839,7 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 	}
 	now := db.takeReadyFreshLocked(db.oldestReadLocked())
 	db.mu.Unlock()
-	db.freePages(now, txid)
+	db.freePages(now, txid, false)
 	return nil
 }
 
@@ -874,18 +874,22 @@ func (db *DB) takeReadyFreshLocked(oldest uint64) []btree.PageID {
 // freed now (pinned for longer than FreePage waits, or an I/O error) goes
 // back to the pending list for the next checkpoint: a failure to free is
 // a delay, never a failed commit. A checkpoint frees thousands of pages at
-// once, each under its partition's mutex and some with a madvise(2): it
-// yields the processor after each (runtime.Gosched), so that commits
-// waiting for a processor or that mutex do not wait for the whole loop
-// (bufferpool's writeback.go says why).
-func (db *DB) freePages(ids []btree.PageID, txid uint64) {
+// once, each under its partition's mutex and some with a madvise(2): from
+// a checkpoint (yield), holding none of the tree's locks, it yields the
+// processor after each (runtime.Gosched), so that commits waiting for a
+// processor or that mutex do not wait for the whole loop (bufferpool's
+// writeback.go says why). A commit frees its pages holding writeMu and
+// treeMu, which everyone else waits for: it does not yield.
+func (db *DB) freePages(ids []btree.PageID, txid uint64, yield bool) {
 	var retry []btree.PageID
 	for _, id := range ids {
 		if err := db.freePage(id); err != nil {
 			db.opts.Logger.Warn("strata: free page deferred", "page", id, "err", err)
 			retry = append(retry, id)
 		}
-		runtime.Gosched()
+		if yield {
+			runtime.Gosched()
+		}
 	}
 	db.st.deferredFrees.Add(int64(len(retry)))
 	if len(retry) > 0 {
@@ -912,7 +916,7 @@ func (db *DB) abort(tx *btree.Tx) {
 		db.failed = fmt.Errorf("strata: discarding a failed commit, reopen to recover: %w", err)
 		db.broken = db.failed
 	}
-	db.freePages(ids, txid)
+	db.freePages(ids, txid, false)
 }
 
 // newestSnapshotLocked is the txid of the newest open snapshot (0 if
@@ -1089,7 +1093,7 @@ func (db *DB) releaseFrees() error {
 	db.pending = keep
 	txid := db.txid
 	db.mu.Unlock()
-	db.freePages(ready, txid)
+	db.freePages(ready, txid, true)
 	return nil
 }
 

@@ -80,8 +80,12 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, f benchFlags) error
 	if dist == "" {
 		dist = "the workload's default"
 	}
-	fmt.Fprintf(stderr, "strata bench: %s, %d rows, %s keys, cache %s, %d threads, %v warm-up + %v; work directory %s\n",
-		tmpl.Dataset, tmpl.TableSize, dist, formatSize(tmpl.Config.CacheBytes), tmpl.Threads, tmpl.Warmup, tmpl.Duration, r.workDir)
+	paced := ""
+	if tmpl.Rate > 0 {
+		paced = fmt.Sprintf(" paced at %g txn/s,", tmpl.Rate)
+	}
+	fmt.Fprintf(stderr, "strata bench: %s, %d rows, %s keys, cache %s, %d threads,%s %v warm-up + %v; work directory %s\n",
+		tmpl.Dataset, tmpl.TableSize, dist, formatSize(tmpl.Config.CacheBytes), tmpl.Threads, paced, tmpl.Warmup, tmpl.Duration, r.workDir)
 	var outcomes []runOutcome
 	for _, w := range workloads {
 		for _, e := range engines {

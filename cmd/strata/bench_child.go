@@ -129,6 +129,10 @@ func (c *childProcess) run(ctx context.Context) (*bench.Result, error) {
 			why = readErr.Error()
 		}
 		return nil, fmt.Errorf("child %s%s", why, c.oomHint(group, waitErr))
+	case res.Spec.Rate != c.spec.Rate:
+		// The child echoes the spec it ran; one built before --rate
+		// ignores the field and runs a closed loop.
+		return nil, fmt.Errorf("child %s ran at rate %g, not the %g asked for: rebuild it with this strata (a build before --rate)", cmd.Path, res.Spec.Rate, c.spec.Rate)
 	}
 	if why := w.killed(); why != "" {
 		notes = append(notes, fmt.Sprintf("child killed after its result: %s", why))

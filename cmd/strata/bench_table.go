@@ -95,7 +95,7 @@ func writeNotes(w io.Writer, outcomes []runOutcome) {
 		r0.Spec.Dataset, r0.Spec.TableSize, r0.Spec.Distribution, r0.Spec.Threads, r0.Spec.Duration, r0.Spec.Warmup,
 		readAhead(r0.ReadAheadKB), yesNo(r0.CachesDropped))
 	if r0.Spec.Rate > 0 {
-		fmt.Fprintf(w, "  paced at %.0f transactions a second in all (an open loop): latencies count from when each transaction was due\n", r0.Spec.Rate)
+		fmt.Fprintf(w, "  paced at %g transactions a second in all (an open loop): latencies count from when each transaction was due\n", r0.Spec.Rate)
 	}
 	for _, n := range common {
 		fmt.Fprintf(w, "  %s\n", n)

@@ -20,10 +20,9 @@ func TestPacedRunKeepsItsRate(t *testing.T) {
 	for _, w := range workers {
 		txns += w.txns
 	}
-	// At most one per worker due at the start beyond rate×d, and the
-	// phase's end may let each finish one more; a slow host may start
-	// fewer, never more.
-	most := int64(rate*d.Seconds()) + 2*int64(len(workers))
+	// The schedule ends with the phase: rate×d transactions are due in
+	// it, rounded up per worker; a slow host may start fewer, never more.
+	most := int64(rate*d.Seconds()) + int64(len(workers))
 	if txns > most || txns < most/4 {
 		t.Fatalf("%d transactions at %v a second over %v: want at most %d and not far fewer", txns, rate, d, most)
 	}
@@ -50,5 +49,22 @@ func TestPacedRunCountsFromDue(t *testing.T) {
 	}
 	if p50 := time.Duration(closed[0].hist.quantile(0.5)); p50 > 50*time.Millisecond {
 		t.Fatalf("closed loop: median %v for transactions of 5 ms", p50)
+	}
+}
+
+// TestPacedRunEndsWithItsPhase: a worker whose next transaction is due
+// after the phase's end does not hold the phase up until then, nor start
+// it.
+func TestPacedRunEndsWithItsPhase(t *testing.T) {
+	workers := []*worker{{}}
+	elapsed, err := runPhase(context.Background(), "run", 50*time.Millisecond, 0.1, workers, func(*worker) error { return nil }, func(Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if workers[0].txns != 1 {
+		t.Fatalf("%d transactions: want the one due at the start", workers[0].txns)
+	}
+	if elapsed > 5*time.Second {
+		t.Fatalf("the phase of 50ms took %v: it waited for a transaction due 10s after its start", elapsed)
 	}
 }

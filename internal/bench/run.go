@@ -302,32 +302,49 @@ func newWorkers(p *plan, eng Engine, nextID *atomic.Uint64) ([]*worker, error) {
 //
 // With rate > 0 the workers are paced (RunSpec.Rate): worker i starts its
 // transactions every len(workers)/rate, offset by i/rate from the others,
-// and each transaction's latency runs from when it was due. A worker that
-// falls behind starts the next at once, so its backlog stays in the
-// latencies until it catches up.
+// up to the end of the phase, and each transaction's latency runs from
+// when it was due. A worker that falls behind starts the next at once, so
+// its backlog stays in the latencies until it catches up; transactions
+// still due at the phase's end are not started (a stall in the phase's
+// last moments counts only in the transactions it held up).
 func runPhase(ctx context.Context, phase string, d time.Duration, rate float64, workers []*worker, txn func(*worker) error, progress func(Event)) (time.Duration, error) {
 	var stop atomic.Bool
+	halted := make(chan struct{}) // closed with stop: wakes the paced workers
+	var haltOnce sync.Once
+	halt := func() {
+		stop.Store(true)
+		haltOnce.Do(func() { close(halted) })
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(workers))
 	start := time.Now()
+	end := start.Add(d)
 	var every time.Duration
 	if rate > 0 {
-		every = time.Duration(float64(len(workers)) / rate * float64(time.Second))
+		every = max(time.Duration(float64(len(workers))/rate*float64(time.Second)), time.Nanosecond)
 	}
 	for i, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			due := start
+			var due time.Time
+			var pace *time.Timer
 			if every > 0 {
 				due = start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+				pace = time.NewTimer(time.Hour)
+				defer pace.Stop()
 			}
 			for !stop.Load() {
 				t0 := time.Now()
 				if every > 0 {
+					if !due.Before(end) {
+						return // the schedule ends with the phase
+					}
 					if wait := due.Sub(t0); wait > 0 {
-						time.Sleep(wait)
-						if stop.Load() {
+						pace.Reset(wait)
+						select {
+						case <-pace.C:
+						case <-halted:
 							return
 						}
 					}
@@ -336,7 +353,7 @@ func runPhase(ctx context.Context, phase string, d time.Duration, rate float64, 
 				}
 				if err := txn(w); err != nil {
 					errs[i] = err
-					stop.Store(true)
+					halt()
 					return
 				}
 				w.hist.record(time.Since(t0))
@@ -362,7 +379,7 @@ wait:
 		case <-timer.C:
 			break wait
 		case <-done:
-			break wait // a worker failed
+			break wait // a worker failed, or the paced workers' schedules ended
 		case <-ctx.Done():
 			ctxErr = ctx.Err()
 			break wait
@@ -370,9 +387,12 @@ wait:
 			progress(Event{Phase: phase, Done: min(time.Since(start).Milliseconds(), total), Total: total})
 		}
 	}
-	stop.Store(true)
+	halt()
 	<-done
 	elapsed := time.Since(start)
+	if every > 0 {
+		elapsed = max(elapsed, d) // the schedule's last transaction may end before d
+	}
 	if err := errors.Join(errs...); err != nil {
 		return elapsed, fmt.Errorf("bench: %s: %w", phase, err)
 	}

@@ -67,6 +67,16 @@ func validate(spec RunSpec, needEngine bool) (*plan, error) {
 	}
 	if spec.Rate < 0 || math.IsNaN(spec.Rate) || math.IsInf(spec.Rate, 0) {
 		errs = append(errs, fmt.Errorf("bench: rate %v: want a positive number of transactions a second, or 0", spec.Rate))
+	} else if spec.Rate > 0 && spec.Threads > 0 {
+		// Each worker starts one transaction every Threads/Rate: at least
+		// a microsecond (the pacer's resolution, and far beyond what any
+		// engine serves), and within the measured time.
+		every := float64(spec.Threads) / spec.Rate
+		if every < 1e-6 {
+			errs = append(errs, fmt.Errorf("bench: rate %g with %d threads: each would start a transaction more often than every microsecond", spec.Rate, spec.Threads))
+		} else if spec.Duration > 0 && every > spec.Duration.Seconds() {
+			errs = append(errs, fmt.Errorf("bench: rate %g with %d threads: each would start one transaction every %.3gs, longer than the duration %v", spec.Rate, spec.Threads, every, spec.Duration))
+		}
 	}
 	if spec.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("bench: duration %v: want a positive duration", spec.Duration))

@@ -28,9 +28,10 @@ import (
 // waited for a processor behind them: paced cached updates (15,000
 // transactions a second, 2 CPUs) saw commits up to 100–120 ms late, p99
 // 23–31 ms. flush and flushPage therefore yield the processor
-// (runtime.Gosched) after each page, holding no lock or latch, and the
-// same commits then measured p99 3.6–4 ms (docs/BENCHMARKS.md,
-// seventeenth session).
+// (runtime.Gosched), holding no lock, latch or pin, and the
+// same commits then measured p99 3.3–3.6 ms (docs/BENCHMARKS.md,
+// seventeenth session). flush yields after each batch of up to 16 pages,
+// when it holds no pin; flushPage after its page.
 
 // imageWriter is a store that can write a page with a given codec and
 // return the stored image (pagestore.Store.WritePageImage). With one, the
@@ -138,8 +139,11 @@ func (pt *partition) flush(wait bool, limit int) error {
 			}
 			d.flushing.Store(false)
 			pt.unpin(t.d)
-			runtime.Gosched() // see the top of this file
 		}
+		// Between batches, holding no pin (a pinned page cannot be
+		// evicted, and a free of a page being flushed waits for it): see
+		// the top of this file.
+		runtime.Gosched()
 		if len(todo) < batch {
 			// A whole revolution found fewer than a batch.
 			passes++
