@@ -37,7 +37,20 @@ func TestControllerFastDeviceSlowCodec(t *testing.T) {
 	// did not had its climb raise R past the steady window's drift for
 	// the whole run. An 8 s warm-up leaves room for that; two runs, each
 	// logged, for a host that stalls the first.
-	ds, err := Build(FastDeviceSlowCodec, 256, 1)
+	//
+	// The premise is the model's: a decompression costs more than the
+	// reads it spares. On the NVMe preset (20 µs reads, 25 µs measured)
+	// that held while deflate-6 took 65–90 µs here; on 2026-12-05 the
+	// host decompressed in 49 µs, the model no longer said frames alone
+	// win (0.37 × 49 against 1.25 × 0.63 × 25), the climb hovered at R
+	// 0.66–0.68 wanting R up within its noise, which holds the frames arm
+	// back, and the test failed every run for half an hour, at the
+	// session's first commit too. A 10 µs device keeps the premise, with
+	// its margin, on either host; what auto does where the model is
+	// borderline is issue 9's open nvme + deflate case (docs/BENCHMARKS.md).
+	sc := FastDeviceSlowCodec
+	sc.Device.ReadLatency, sc.Device.WriteLatency = 10*time.Microsecond, 10*time.Microsecond
+	ds, err := Build(sc, 256, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
