@@ -202,31 +202,41 @@ func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 		c.held, c.leaf = false, nil
 	}
 	for {
-		pg, err := c.t.pool.Get(id, bufferpool.Shared)
-		if err != nil {
-			c.fail(err)
-			return false
+		depth := len(c.stack)
+		var next PageID
+		var ahead []PageID
+		enter := func(n node) error {
+			i := pick(n)
+			c.stack = append(c.stack[:depth], frame{id: id, child: i, count: n.count()})
+			top := &c.stack[depth]
+			top.fill(n, i-1) // the child taken and its neighbours
+			next = top.ids[1]
+			ahead = c.readAheadSpan(top, n, i, back)
+			return nil
 		}
-		n := node(pg.Data())
-		switch n.kind() {
-		case kindLeaf:
-			c.pg, c.held, c.leaf, c.count = pg, true, n, n.count()
-			c.leafDepth = len(c.stack)
-			return true
-		case kindBranch:
-			pg.MarkInner()
-		default:
+		if !c.t.peekBranch(id, true, enter) {
+			c.stack = c.stack[:depth]
+			pg, err := c.t.pool.Get(id, bufferpool.Shared)
+			if err != nil {
+				c.fail(err)
+				return false
+			}
+			n := node(pg.Data())
+			switch n.kind() {
+			case kindLeaf:
+				c.pg, c.held, c.leaf, c.count = pg, true, n, n.count()
+				c.leafDepth = len(c.stack)
+				return true
+			case kindBranch:
+				pg.MarkInner()
+			default:
+				pg.Release()
+				c.fail(fmt.Errorf("btree: page %d: %w: kind %d", id, ErrCorruptNode, n.kind()))
+				return false
+			}
+			_ = enter(n)
 			pg.Release()
-			c.fail(fmt.Errorf("btree: page %d: %w: kind %d", id, ErrCorruptNode, n.kind()))
-			return false
 		}
-		i := pick(n)
-		c.stack = append(c.stack, frame{id: id, child: i, count: n.count()})
-		top := &c.stack[len(c.stack)-1]
-		top.fill(n, i-1) // the child taken and its neighbours
-		next := top.ids[1]
-		ahead := c.readAheadSpan(top, n, i, back)
-		pg.Release()
 		if next == 0 {
 			c.fail(fmt.Errorf("btree: page %d has a zero child", id))
 			return false
@@ -364,9 +374,10 @@ func (c *Cursor) settleForward(window int) bool {
 		next := top.cached(top.child)
 		if next == 0 || top.child == top.raEdge {
 			var ahead []PageID
-			if err := c.t.readNode(top.id, func(n node) error {
+			edge := top.child == top.raEdge // readAheadSpan moves raEdge: fn may run twice
+			if err := c.t.readBranch(top.id, func(n node) error {
 				top.fill(n, top.child)
-				if top.child == top.raEdge {
+				if edge {
 					ahead = c.readAheadSpan(top, n, top.child, false)
 				}
 				return nil
@@ -418,9 +429,10 @@ func (c *Cursor) settleBackward(window int) bool {
 		if next == 0 || top.child == top.raEdge {
 			last := len(top.ids) - 1
 			var ahead []PageID
-			if err := c.t.readNode(top.id, func(n node) error {
+			edge := top.child == top.raEdge // readAheadSpan moves raEdge: fn may run twice
+			if err := c.t.readBranch(top.id, func(n node) error {
 				top.fill(n, top.child-last)
-				if top.child == top.raEdge {
+				if edge {
 					ahead = c.readAheadSpan(top, n, top.child, true)
 				}
 				return nil

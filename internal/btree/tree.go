@@ -204,6 +204,14 @@ func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), r read, se
 			counting = true
 		}
 		var next PageID
+		if t.peekBranch(id, from != readCachedLook, func(n node) error {
+			next = PageID(n.child(n.childFor(key)))
+			return nil
+		}) && next != 0 {
+			id = next
+			continue
+		}
+		next = 0
 		var ref OverflowRef
 		var found bool
 		err := t.readNodeFrom(id, from, func(n node) error {
@@ -329,13 +337,14 @@ func (tx *Tx) descend(key []byte, path []step) ([]step, error) {
 	for id := tx.root; ; {
 		var next PageID
 		var txid uint64
-		err := tx.t.readNode(id, func(n node) error {
-			txid = n.txid()
+		depth := len(path)
+		err := tx.t.readBranch(id, func(n node) error {
+			txid, next = n.txid(), 0
 			if n.kind() == kindLeaf {
 				return nil
 			}
 			c := n.childFor(key)
-			path = append(path, step{id: id, child: c, txid: txid})
+			path = append(path[:depth], step{id: id, child: c, txid: txid})
 			next = PageID(n.child(c))
 			if next == 0 {
 				return fmt.Errorf("btree: page %d: %w: zero child", id, ErrCorruptNode)

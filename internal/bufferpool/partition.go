@@ -55,7 +55,7 @@ type partition struct {
 	// Uncompressed tier (frames.go).
 	frames         *arena
 	frameDesc      []int32 // frame → descriptor, or -1
-	latches        []sync.RWMutex
+	latches        []frameLatch
 	frameFree      freeBitmap // free frames
 	frameIdle      bitset     // free frames still backed by memory
 	framesUsed     int
@@ -159,7 +159,7 @@ func newPartition(p *Pool, budget int) (*partition, error) {
 		ps:            ps,
 		budget:        budget,
 		frameDesc:     make([]int32, maxFrames),
-		latches:       make([]sync.RWMutex, maxFrames),
+		latches:       make([]frameLatch, maxFrames),
 		frameFree:     newFreeBitmap(maxFrames),
 		frameIdle:     newBitset(maxFrames),
 		frameResident: make([]bool, maxFrames),
@@ -229,7 +229,7 @@ func (pt *partition) metaBytes() int {
 	// is added, and allocFrame accounts for that before it allocates.
 	ndesc := pt.nDescChunks * descChunkLen
 	return ndesc*(descBytes+4) + pt.table.bytes() +
-		len(pt.frameDesc)*(4+int(unsafe.Sizeof(sync.RWMutex{}))+1) +
+		len(pt.frameDesc)*(4+int(unsafe.Sizeof(frameLatch{}))+1) +
 		len(pt.granFree)*8 + len(pt.granStart)*8 +
 		pt.frameFree.bytes() + pt.frameIdle.bytes() +
 		pt.partialPages.bytes() + pt.freshPages.bytes() +

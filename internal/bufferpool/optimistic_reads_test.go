@@ -1,0 +1,234 @@
+package bufferpool
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/pagestore"
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// markInner reads page id with a latch and marks it inner, as the tree
+// marks a branch it reads.
+func markInner(t testing.TB, p *Pool, id PageID) {
+	t.Helper()
+	pg, err := p.Get(id, Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg.MarkInner()
+	pg.Release()
+}
+
+// TestPeekSeesEveryChange: an optimistic read (PeekInner … Done) is good
+// only if nothing took the page's frame exclusively meanwhile: a shared
+// reader leaves it good; a writer, a free or a page latched exclusively
+// when the read begins make it fail, so the reader reads with a latch.
+// Pages not marked inner are not peeked.
+func TestPeekSeesEveryChange(t *testing.T) {
+	p := newHitTestPool(t)
+	if _, ok := p.PeekInner(1, true); ok {
+		t.Fatal("a page not marked inner was peeked")
+	}
+	markInner(t, p, 1)
+	hits := p.Stats().HitsUncompressed
+
+	pk, ok := p.PeekInner(1, true)
+	if !ok {
+		t.Fatal("an inner page in a frame could not be peeked")
+	}
+	pageVersion(t, pk.Data(), 1)
+	if !pk.Done() {
+		t.Fatal("a peek with nothing in between failed")
+	}
+	if got := p.Stats().HitsUncompressed - hits; got != 1 {
+		t.Fatalf("a peek counted %d hits, want 1", got)
+	}
+	if pk, _ := p.PeekInner(1, false); !pk.Done() || p.Stats().HitsUncompressed-hits != 1 {
+		t.Fatal("a peek not counting failed, or counted")
+	}
+
+	pk, _ = p.PeekInner(1, true)
+	pg, err := p.Get(1, Shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg.Release()
+	if !pk.Done() {
+		t.Fatal("a shared reader in between failed the peek")
+	}
+
+	pk, _ = p.PeekInner(1, true)
+	pg, err = p.Get(1, Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillPage(pg.Data(), 1, 2)
+	pg.MarkDirty()
+	pg.Release()
+	if pk.Done() {
+		t.Fatal("a writer in between left the peek good")
+	}
+
+	pg, _ = p.Get(1, Exclusive)
+	if _, ok := p.PeekInner(1, true); ok {
+		t.Fatal("a page latched exclusively was peeked")
+	}
+	pg.Release()
+
+	pk, ok = p.PeekInner(1, true)
+	if !ok {
+		t.Fatal("the page could not be peeked after its writer")
+	}
+	if err := p.FreePage(1); err != nil {
+		t.Fatal(err)
+	}
+	if pk.Done() {
+		t.Fatal("a free in between left the peek good")
+	}
+	if _, ok := p.PeekInner(1, true); ok {
+		t.Fatal("a freed page was peeked")
+	}
+}
+
+// TestPeeksDuringEvictionAndFree: goroutines peek pages of a pool a third
+// of their size (reading them with a latch, and marking them inner, when
+// a peek fails), while the pool evicts and another goroutine frees and
+// recreates pages with new contents. Every peek Done accepts must have
+// read the page asked for, whole, at one version: accepting a read that
+// overlapped an eviction or a rewrite would show another page's bytes or
+// a mix of two versions.
+func TestPeeksDuringEvictionAndFree(t *testing.T) {
+	s := openStore(t, vfs.NewMem(), "lz4")
+	defer s.Close()
+	p, err := New(s, Options{CacheSize: 256 << 10, Partitions: 2, FixedShare: true, CompressedShare: 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	const n = 96
+	populate(t, p, n)
+	var (
+		stop     atomic.Bool
+		accepted atomic.Int64
+		refused  atomic.Int64
+		wg       sync.WaitGroup
+		failed   = make(chan error, 8)
+	)
+	fail := func(err error) {
+		select {
+		case failed <- err:
+		default:
+		}
+		stop.Store(true)
+	}
+	rounds := 40000
+	if raceEnabled {
+		rounds = 8000
+	}
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 11))
+			buf := make([]byte, testPageSize)
+			for i := 0; i < rounds && !stop.Load(); i++ {
+				id := PageID(rng.IntN(n / 10))
+				if rng.IntN(2) == 0 {
+					id = PageID(rng.IntN(n))
+				}
+				if pk, ok := p.PeekInner(id, true); ok {
+					copy(buf, pk.Data()) // may race with a rewrite: Done says
+					if !pk.Done() {
+						refused.Add(1)
+						continue
+					}
+					accepted.Add(1)
+					if got := PageID(binary.LittleEndian.Uint64(buf)); got != id {
+						fail(fmt.Errorf("peek of page %d accepted page %d's bytes", id, got))
+						return
+					}
+					want := make([]byte, len(buf))
+					fillPage(want, id, binary.LittleEndian.Uint64(buf[8:]))
+					if string(want) != string(buf) {
+						fail(fmt.Errorf("peek of page %d accepted torn bytes", id))
+						return
+					}
+					continue
+				}
+				pg, err := p.Get(id, Shared)
+				if errors.Is(err, pagestore.ErrNotFound) {
+					continue // freed by the other goroutine, not yet made again
+				}
+				if err != nil {
+					fail(err)
+					return
+				}
+				pg.MarkInner()
+				pg.Release()
+			}
+		}(g)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewPCG(99, 11))
+		for ver := uint64(2); !stop.Load() && ver < 4000; ver++ {
+			id := PageID(rng.IntN(n / 10))
+			if rng.IntN(2) == 0 {
+				// Rewrite in place, under the exclusive latch.
+				pg, err := p.Get(id, Exclusive)
+				if errors.Is(err, pagestore.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					fail(err)
+					return
+				}
+				fillPage(pg.Data(), id, ver)
+				pg.MarkDirty()
+				pg.Release()
+				continue
+			}
+			if err := p.FreePage(id); err != nil {
+				if errors.Is(err, ErrPinned) {
+					continue
+				}
+				fail(err)
+				return
+			}
+			pg, err := p.Create(id)
+			for tries := 0; errors.Is(err, errCached) && tries < 10000; tries++ {
+				// A reader loaded the page between the pool dropping it
+				// and the store freeing it: drop that copy and try again
+				// (as TestHitsDuringEvictionAndFree).
+				time.Sleep(10 * time.Microsecond)
+				if err = p.FreePage(id); err == nil || errors.Is(err, ErrPinned) {
+					pg, err = p.Create(id)
+				}
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+			fillPage(pg.Data(), id, ver)
+			pg.Release()
+		}
+	}()
+	wg.Wait()
+	close(failed)
+	for err := range failed {
+		t.Fatal(err)
+	}
+	if accepted.Load() == 0 || refused.Load() == 0 {
+		t.Fatalf("%d peeks accepted, %d refused: the test did not race peeks with changes", accepted.Load(), refused.Load())
+	}
+	t.Logf("%d peeks accepted, %d refused", accepted.Load(), refused.Load())
+	checkInvariants(t, p)
+}
