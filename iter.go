@@ -18,8 +18,8 @@ import (
 // window) load db.closed and read only fields Close never writes. The
 // list of open iterators (DB.iters, through newer and older) and the
 // snapshot counts are guarded by db.mu; NewIter registers its snapshot
-// under treeMu held shared (takeSnapshot, as NewSnapshot does), then
-// itself in the list.
+// under treeMu held shared (takeSnapshot, as NewSnapshot does), and
+// itself in the list under the same hold of db.mu (registerIter).
 
 // IterOptions bound an iterator: keys in [LowerBound, UpperBound). Nil
 // bounds are open.
@@ -178,29 +178,31 @@ func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
 		return nil, ErrClosed
 	}
 	defer db.leave()
-	snap, err := db.takeSnapshot()
-	if err != nil {
+	it := db.allocIter(opts)
+	if _, err := db.takeSnapshot(it); err != nil {
 		return nil, err
 	}
-	return db.newIter(snap.root, opts, &snap), nil
+	return it, nil
 }
 
-// newIter returns an iterator over the version rooted at root. own is the
-// snapshot version it holds (NewIter, Snapshot.NewIter), nil for a
-// transaction's iterator.
-func (db *DB) newIter(root btree.PageID, opts *IterOptions, own *Snapshot) *Iterator {
+// newIter returns a transaction's iterator over the version rooted at
+// root (not registered: the transaction ends it).
+func (db *DB) newIter(root btree.PageID, opts *IterOptions) *Iterator {
 	it := db.allocIter(opts)
 	db.tree.InitCursor(&it.cur, root, it.lower, it.upper)
-	if own != nil {
-		it.own = *own
-		it.snap = &it.own
-		// Not a transaction's: registered, so that Close can release the
-		// leaf it holds if the caller does not close it first.
-		db.mu.Lock()
-		db.iters.add(it)
-		db.mu.Unlock()
-	}
 	return it
+}
+
+// registerIter points it at snapshot version own, which it holds and
+// releases, and adds it to the open iterators, so that Close can release
+// the leaf it holds if the caller does not close it first. Called with
+// db.mu held, with own registered under the same hold (one acquisition
+// per iterator opened, one per iterator closed).
+func (db *DB) registerIter(it *Iterator, own Snapshot) {
+	db.tree.InitCursor(&it.cur, own.root, it.lower, it.upper)
+	it.own = own
+	it.snap = &it.own
+	db.iters.add(it)
 }
 
 // allocIter allocates an iterator with its own copy of opts' bounds (one

@@ -25,7 +25,7 @@ func (db *DB) NewSnapshot() (*Snapshot, error) {
 		return nil, ErrClosed
 	}
 	defer db.leave()
-	s, err := db.takeSnapshot()
+	s, err := db.takeSnapshot(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -35,8 +35,9 @@ func (db *DB) NewSnapshot() (*Snapshot, error) {
 // takeSnapshot registers the current version as a snapshot's (NewSnapshot,
 // NewIter). It takes treeMu shared, so not in the middle of a commit that
 // changes pages in place: from the registration on, commits copy the
-// snapshot's pages instead. Called within the gate.
-func (db *DB) takeSnapshot() (Snapshot, error) {
+// snapshot's pages instead. If it is not nil, the snapshot is iterator
+// it's, registered with it (registerIter). Called within the gate.
+func (db *DB) takeSnapshot(it *Iterator) (Snapshot, error) {
 	// The tree alone is the snapshot's: the deferred commits go in first
 	// (deferred.go).
 	if err := db.applyDeferred(); err != nil {
@@ -50,7 +51,11 @@ func (db *DB) takeSnapshot() (Snapshot, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.snaps[db.txid]++
-	return Snapshot{db: db, root: db.root, txid: db.txid}, nil
+	snap := Snapshot{db: db, root: db.root, txid: db.txid}
+	if it != nil {
+		db.registerIter(it, snap)
+	}
+	return snap, nil
 }
 
 // Get returns a copy of key's value in the snapshot, or ErrNotFound.
@@ -76,10 +81,12 @@ func (s *Snapshot) NewIter(opts *IterOptions) (*Iterator, error) {
 		return nil, ErrClosed
 	}
 	defer s.db.leave()
+	it := s.db.allocIter(opts)
 	s.db.mu.Lock()
 	s.db.snaps[s.txid]++
+	s.db.registerIter(it, Snapshot{db: s.db, root: s.root, txid: s.txid})
 	s.db.mu.Unlock()
-	return s.db.newIter(s.root, opts, &Snapshot{db: s.db, root: s.root, txid: s.txid}), nil
+	return it, nil
 }
 
 // Close releases the snapshot. Further calls return ErrClosed.

@@ -153,10 +153,10 @@ func (tx *Tx) NewIter(opts *IterOptions) (*Iterator, error) {
 	}
 	var it *Iterator
 	if tx.writable {
-		it = tx.db.newIter(tx.db.root, opts, nil)
+		it = tx.db.newIter(tx.db.root, opts)
 		it.c, it.tc = newMergeCursor(it.tc, &tx.over, &tx.batch), nil
 	} else {
-		it = tx.db.newIter(tx.root, opts, nil)
+		it = tx.db.newIter(tx.root, opts)
 	}
 	it.tx, it.txWrites, it.direct = tx, tx.writes, false
 	tx.iters = append(tx.iters, it)
