@@ -161,6 +161,10 @@ type controller struct {
 	thin bool
 	// wantedUp: the last decision wanted R higher, stepped or not.
 	wantedUp bool
+	// upStalled counts the decisions in a row that wanted R higher and
+	// did not raise it (thin evidence): a climb stalled so is no longer
+	// finding where images pay (mayPay's raising).
+	upStalled int
 	// probe measures a miss when nothing misses (probe.go).
 	probe prober
 	// trial measures the regimes the climb cannot see (trial.go).
@@ -563,6 +567,11 @@ func (p *Pool) adjust() {
 		c.adjustments, c.jumps = steps, jumps
 		p.target.Store(math.Float64bits(r))
 		return
+	}
+	if c.wantedUp && r <= prev {
+		c.upStalled++
+	} else {
+		c.upStalled = 0
 	}
 	tried := c.trial.tried()
 	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)

@@ -46,3 +46,43 @@ func TestFramesTrialNotWhereFramesAloneWouldMiss(t *testing.T) {
 		}
 	}
 }
+
+// TestFramesTrialWhereImagesDoNotPay: where document 000's model says
+// images do not pay, but without framesByModel's margin (a fast device
+// and a slow codec: 25 µs reads, 50 µs decompressions, α 0.37), neither
+// a climb stalled in its noise wanting R up nor the misses frames alone
+// would add hold the frames arm back: a trial finds out. A climb that
+// still raises R, or a device and codec by which images pay, still do.
+func TestFramesTrialWhereImagesDoNotPay(t *testing.T) {
+	const alpha = 0.37
+	borderline := func() *controller {
+		c := testController()
+		c.tDisk.v, c.tDecom.v = float64(25*time.Microsecond), float64(50*time.Microsecond)
+		c.mem = memState{frameBytes: 22 << 20, imageBytes: 42 << 20, resident: 64 << 20, avail: 64 << 20, budget: 64 << 20}
+		return c
+	}
+	if c := borderline(); c.framesByModel(alpha) || !c.imagesDoNotPay(alpha) {
+		t.Fatal("the costs are not borderline: the model favours frames clearly, or images pay")
+	}
+	// The image hits lie deeper than frames alone reach: they would miss
+	// four times as often.
+	ev := evidence{hitsU: 150, hitsC: 700, misses: 150, frameEvictions: 100, demotions: 100, depth: depthAt(1.5, 700)}
+	for _, tc := range []struct {
+		name    string
+		c       *controller
+		stalled int
+		want    bool
+	}{
+		{"climb stalled, images do not pay", borderline(), trialPatience, true},
+		{"climb still raising R", borderline(), trialPatience - 1, false},
+		{"climb stalled, images pay", testController(), trialPatience, false},
+	} {
+		tc.c.upStalled = tc.stalled
+		if tc.name == "climb stalled, images pay" {
+			tc.c.mem = borderline().mem
+		}
+		if got := tc.c.mayPay(0.66, 0.66, alpha, ev, true, true)[armFrames]; got != tc.want {
+			t.Errorf("%s: the frames arm may pay %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

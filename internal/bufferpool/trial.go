@@ -44,10 +44,12 @@ import (
 // pay: a cold pool read uniformly, data twice the budget, had its frames
 // arm beat R 0.37 on the climb's way up to 0.95, which reads 1.3× faster
 // than frames alone; at the maximum it has found them) unless document
-// 000's model says frames alone win (framesByModel), and, unless that
-// model says so, the depth histogram does not predict that frames alone
-// would miss far more (framesAddMisses: more than twice the misses plus
-// 2% of the accesses).
+// 000's model says frames alone win (framesByModel), or says images do
+// not pay (imagesDoNotPay, without the margin) and the climb has wanted
+// R up for trialPatience decisions without raising it (stalled in its
+// noise), and, unless the model says either, the depth histogram does
+// not predict that frames alone would miss far more (framesAddMisses:
+// more than twice the misses plus 2% of the accesses).
 // When both reach their patience in the same decision and neither waits
 // out a back-off, the copy arm goes first.
 // The controller moves to the arm's setting, lets the pool settle for
@@ -383,6 +385,19 @@ func (c *controller) framesByModel(alpha float64) bool {
 		alpha*c.tDecom.v > modelMargin*(1-alpha)*c.tDisk.v
 }
 
+// imagesDoNotPay reports whether, both costs measured, document 000's
+// model says images do not pay (the converse of imagesPay, without
+// framesByModel's margin): where it is borderline so, what frames alone
+// would do is for a trial to find out, neither a climb stalled in its
+// noise (mayPay's stalled) nor the misses frames alone would add
+// (framesAddMisses) holds the frames arm back. On a fast device with a
+// slow codec (document 000's NVMe + deflate-6, 25 µs reads, 49–54 µs
+// decompressions, α 0.35–0.37; data twice the budget) frames alone
+// missed 53% where R 0.65 missed 13%, and read 1.16× faster.
+func (c *controller) imagesDoNotPay(alpha float64) bool {
+	return c.tDisk.valid && c.tDecom.valid && !c.imagesPay(alpha)
+}
+
 // imagesServe reports whether images serve enough of the accesses in ev
 // for the frames arm to change anything (imageServeShare).
 func imagesServe(ev evidence) bool {
@@ -412,7 +427,7 @@ const framesMissShare = 0.02
 // (framesByModel: a decompression costs more than the read it saves)
 // overrides the prediction, as does a histogram too thin to trust.
 func (c *controller) framesAddMisses(alpha float64, ev evidence) bool {
-	if c.framesByModel(alpha) || c.mem.avail <= 0 {
+	if c.framesByModel(alpha) || c.imagesDoNotPay(alpha) || c.mem.avail <= 0 {
 		return false
 	}
 	u := c.mem.imageBytes / c.mem.avail
@@ -619,7 +634,14 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// copy regime at R 0.4–0.6 its two sides stay within their noise
 	// and want R up one decision in four (document 000's NVMe +
 	// deflate-6 scenario, in which frames alone read 1.2–1.5× faster).
-	raising := wantedUp && math.Min(prev, next) < c.ceiling-0.005 && !c.framesByModel(alpha)
+	// Nor is a climb that has wanted R up for trialPatience decisions
+	// without the evidence to raise it, where images do not pay by the
+	// model either (imagesPay): it is stalled in its noise, not finding
+	// (the same scenario on a host that decompresses deflate-6 in 49 µs,
+	// where the model is borderline: R sat at 0.66–0.68 and the frames
+	// arm, 1.05–1.2× faster, was never tried).
+	stalled := c.upStalled >= trialPatience && c.imagesDoNotPay(alpha)
+	raising := wantedUp && math.Min(prev, next) < c.ceiling-0.005 && !c.framesByModel(alpha) && !stalled
 	ok[armFrames] = imagesServe(ev) && differs && !raising && !c.framesAddMisses(alpha, ev)
 	return ok
 }
