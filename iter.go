@@ -188,6 +188,7 @@ func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
 // newIter returns a transaction's iterator over the version rooted at
 // root (not registered: the transaction ends it).
 func (db *DB) newIter(root btree.PageID, opts *IterOptions) *Iterator {
+	db.st.iters.Add(1)
 	it := db.allocIter(opts)
 	db.tree.InitCursor(&it.cur, root, it.lower, it.upper)
 	return it
@@ -199,6 +200,7 @@ func (db *DB) newIter(root btree.PageID, opts *IterOptions) *Iterator {
 // db.mu held, with own registered under the same hold (one acquisition
 // per iterator opened, one per iterator closed).
 func (db *DB) registerIter(it *Iterator, own Snapshot) {
+	db.st.iters.Add(1)
 	db.tree.InitCursor(&it.cur, own.root, it.lower, it.upper)
 	it.own = own
 	it.snap = &it.own
@@ -208,7 +210,6 @@ func (db *DB) registerIter(it *Iterator, own Snapshot) {
 // allocIter allocates an iterator with its own copy of opts' bounds (one
 // allocation for both) and the tree cursor as its cursor.
 func (db *DB) allocIter(opts *IterOptions) *Iterator {
-	db.st.iters.Add(1)
 	it := &Iterator{db: db}
 	if opts != nil && (opts.LowerBound != nil || opts.UpperBound != nil) {
 		lo, up := opts.LowerBound, opts.UpperBound

@@ -81,7 +81,7 @@ type frame struct {
 	child int
 	count int // number of keys in the branch
 	// ids caches children [idsFrom, idsFrom+len(ids)) of the branch, read
-	// while it was pinned (0 past its ends): a move to the next or
+	// while it was pinned or by a good optimistic read (0 past its ends): a move to the next or
 	// previous leaf takes the child from here instead of pinning the
 	// branch again. The version's pages do not change while the cursor
 	// reads it.
@@ -214,7 +214,9 @@ func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 			ahead = c.readAheadSpan(top, n, i, back)
 			return nil
 		}
-		if !c.t.peekBranch(id, true, enter) {
+		// At the leaves' depth (known once a descent reached it; the
+		// version's shape does not change) a peek would only fail.
+		if (c.leafDepth > 0 && depth >= c.leafDepth) || !c.t.peekBranch(id, true, enter) {
 			c.stack = c.stack[:depth]
 			pg, err := c.t.pool.Get(id, bufferpool.Shared)
 			if err != nil {

@@ -135,3 +135,69 @@ func TestLookupsRacingEviction(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadsPeekBranches: once a branch has been read (and marked inner),
+// point lookups, scans' seeks and a writer's descents read it
+// optimistically, without its latch: the point of peek.go. A change that
+// quietly sent them back to the latch would pass every other test.
+func TestReadsPeekBranches(t *testing.T) {
+	if testing.Short() && raceEnabled {
+		t.Skip("slow under -race -short")
+	}
+	tr, _, _ := newTestTree(t, 4096, 8<<20, 1.0)
+	tx := tr.Begin(0, 1, 0)
+	key := func(i int) []byte { return fmt.Appendf(nil, "key%07d", i) }
+	const n = 20000
+	for i := range n {
+		if err := tx.Put(key(i), []byte("a value of some length, to fill the leaves")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, _, err := tx.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := tr.Get(root, key(0), nil); err != nil || !ok {
+		t.Fatal("first lookup", ok, err) // reads (and marks) the path's branches with their latches
+	}
+	var good, bad int
+	peekHook = func(_ PageID, ok bool) {
+		if ok {
+			good++
+		} else {
+			bad++
+		}
+	}
+	defer func() { peekHook = nil }()
+	count := func(what string, read func()) {
+		t.Helper()
+		good, bad = 0, 0
+		read()
+		if good == 0 {
+			t.Errorf("%s: no branch peeked (%d peeks failed)", what, bad)
+		}
+	}
+	count("point lookups", func() {
+		for i := 0; i < n; i += 1000 {
+			if _, ok, err := tr.Get(root, key(i), nil); err != nil || !ok {
+				t.Fatal(i, ok, err)
+			}
+		}
+	})
+	count("a scan's seek", func() {
+		c := tr.NewCursor(root, key(n/2), nil)
+		if !c.First() {
+			t.Fatal(c.Err())
+		}
+		c.Release()
+	})
+	count("a writer's descents", func() {
+		tx := tr.Begin(root, 2, 1)
+		if err := tx.Put(key(n/3), []byte("changed")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Abort(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

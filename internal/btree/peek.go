@@ -25,8 +25,16 @@ func (t *Tree) peekBranch(id PageID, count bool, fn func(n node) error) bool {
 	if !ok {
 		return false
 	}
-	return guarded(node(pk.Data()), fn) && pk.Done()
+	ok = guarded(node(pk.Data()), fn) && pk.Done()
+	if peekHook != nil {
+		peekHook(id, ok)
+	}
+	return ok
 }
+
+// peekHook, when set (by tests only), is told of each optimistic read
+// of a page in a frame and whether it was good.
+var peekHook func(id PageID, good bool)
 
 // guarded calls fn with n if n says it is a branch, turning a panic into
 // false.

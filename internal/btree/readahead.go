@@ -24,8 +24,9 @@ import (
 // not read (frame.raEdge) reads the next.
 //
 // Lock rules: none of the cursor's (it is used by one goroutine);
-// readAheadSpan runs while the branch is pinned, readAhead after it is
-// released. The leaf the cursor is leaving may still be pinned, shared,
+// readAheadSpan runs while the branch is pinned, or read optimistically
+// (peek.go: its result is used only once the read is known good),
+// readAhead after it is released. The leaf the cursor is leaving may still be pinned, shared,
 // during the reads (a version's pages are not changed in place while a
 // cursor reads it).
 

@@ -339,7 +339,7 @@ func (tx *Tx) descend(key []byte, path []step) ([]step, error) {
 		var txid uint64
 		depth := len(path)
 		err := tx.t.readBranch(id, func(n node) error {
-			txid, next = n.txid(), 0
+			txid, next, path = n.txid(), 0, path[:depth]
 			if n.kind() == kindLeaf {
 				return nil
 			}

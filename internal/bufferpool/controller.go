@@ -161,9 +161,12 @@ type controller struct {
 	thin bool
 	// wantedUp: the last decision wanted R higher, stepped or not.
 	wantedUp bool
-	// upStalled counts the decisions in a row that wanted R higher and
-	// did not raise it (thin evidence): a climb stalled so is no longer
-	// finding where images pay (mayPay's raising).
+	// upStalled counts the decisions that wanted R higher and did not
+	// raise it (thin evidence) since R last moved (decisions that want
+	// nothing, or lower on thin evidence, count nothing): a climb
+	// stalled so is no longer finding where images pay (mayPay's
+	// raising). The frames arm then still waits its own trialPatience
+	// decisions.
 	upStalled int
 	// probe measures a miss when nothing misses (probe.go).
 	probe prober
@@ -568,10 +571,11 @@ func (p *Pool) adjust() {
 		p.target.Store(math.Float64bits(r))
 		return
 	}
-	if c.wantedUp && r <= prev {
+	switch {
+	case r != prev:
+		c.upStalled = 0 // R moved: the climb is finding
+	case c.wantedUp:
 		c.upStalled++
-	} else {
-		c.upStalled = 0
 	}
 	tried := c.trial.tried()
 	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)

@@ -68,20 +68,21 @@ func TestFramesTrialWhereImagesDoNotPay(t *testing.T) {
 	// four times as often.
 	ev := evidence{hitsU: 150, hitsC: 700, misses: 150, frameEvictions: 100, demotions: 100, depth: depthAt(1.5, 700)}
 	for _, tc := range []struct {
-		name    string
-		c       *controller
-		stalled int
-		want    bool
+		name     string
+		c        *controller
+		wantedUp bool
+		stalled  int
+		want     bool
 	}{
-		{"climb stalled, images do not pay", borderline(), trialPatience, true},
-		{"climb still raising R", borderline(), trialPatience - 1, false},
-		{"climb stalled, images pay", testController(), trialPatience, false},
+		{"climb stalled, images do not pay", borderline(), true, trialPatience, true},
+		{"climb one decision short of stalled", borderline(), true, trialPatience - 1, false},
+		{"climb stalled, images pay", testController(), true, trialPatience, false},
+		{"no climb, images do not pay: the added misses do not hold the arm", borderline(), false, 0, true},
+		{"no climb, images pay: the added misses hold the arm", testController(), false, 0, false},
 	} {
 		tc.c.upStalled = tc.stalled
-		if tc.name == "climb stalled, images pay" {
-			tc.c.mem = borderline().mem
-		}
-		if got := tc.c.mayPay(0.66, 0.66, alpha, ev, true, true)[armFrames]; got != tc.want {
+		tc.c.mem = borderline().mem
+		if got := tc.c.mayPay(0.66, 0.66, alpha, ev, tc.wantedUp, true)[armFrames]; got != tc.want {
 			t.Errorf("%s: the frames arm may pay %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -1,12 +1,13 @@
 package bufferpool
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
 // Frame latches, and the version that lets a reader read a frame without
-// taking its latch (Pool.Peek).
+// taking its latch (Pool.PeekInner).
 //
 // Lock rules: a frameLatch is a reader-writer lock on the bytes of one
 // frame and on which page the frame holds (partition.go states who takes
@@ -16,7 +17,18 @@ import (
 // let go). A reader that saw the same even ver before and after reading
 // the frame read bytes no exclusive holder touched in between.
 
-// frameLatch is a frame's latch and its version.
+// optimisticReads says whether Pool.PeekInner reads at all: only where the
+// CPU keeps loads in order (x86's TSO). The check that the version did not
+// move is an atomic load; on a weaker model (arm64: a load-acquire) the
+// page's bytes, read with plain loads before it, may be read after it,
+// and a read torn by a writer could pass. There every read latches.
+const optimisticReads = runtime.GOARCH == "amd64" || runtime.GOARCH == "386"
+
+// frameLatch is a frame's latch and its version. (28 bytes: the version
+// shares a cache line with the next frames' latches, whose shared holds
+// write it. Padding each latch to a line would cost 36 bytes a frame, 1%
+// of 4 KiB pages, to spare a root peek a line fetched again when a leaf
+// in a neighbouring frame is latched; not measured.)
 type frameLatch struct {
 	mu  sync.RWMutex
 	ver atomic.Uint32

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,6 +33,9 @@ func markInner(t testing.TB, p *Pool, id PageID) {
 // when the read begins make it fail, so the reader reads with a latch.
 // Pages not marked inner are not peeked.
 func TestPeekSeesEveryChange(t *testing.T) {
+	if !optimisticReads {
+		t.Skip("no optimistic reads on " + runtime.GOARCH)
+	}
 	p := newHitTestPool(t)
 	if _, ok := p.PeekInner(1, true); ok {
 		t.Fatal("a page not marked inner was peeked")
@@ -50,11 +54,13 @@ func TestPeekSeesEveryChange(t *testing.T) {
 	if got := p.Stats().HitsUncompressed - hits; got != 1 {
 		t.Fatalf("a peek counted %d hits, want 1", got)
 	}
-	if pk, _ := p.PeekInner(1, false); !pk.Done() || p.Stats().HitsUncompressed-hits != 1 {
+	if pk, ok := p.PeekInner(1, false); !ok || !pk.Done() || p.Stats().HitsUncompressed-hits != 1 {
 		t.Fatal("a peek not counting failed, or counted")
 	}
 
-	pk, _ = p.PeekInner(1, true)
+	if pk, ok = p.PeekInner(1, true); !ok {
+		t.Fatal("an inner page in a frame could not be peeked")
+	}
 	pg, err := p.Get(1, Shared)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +70,9 @@ func TestPeekSeesEveryChange(t *testing.T) {
 		t.Fatal("a shared reader in between failed the peek")
 	}
 
-	pk, _ = p.PeekInner(1, true)
+	if pk, ok = p.PeekInner(1, true); !ok {
+		t.Fatal("an inner page in a frame could not be peeked")
+	}
 	pg, err = p.Get(1, Exclusive)
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +113,9 @@ func TestPeekSeesEveryChange(t *testing.T) {
 // overlapped an eviction or a rewrite would show another page's bytes or
 // a mix of two versions.
 func TestPeeksDuringEvictionAndFree(t *testing.T) {
+	if !optimisticReads {
+		t.Skip("no optimistic reads on " + runtime.GOARCH)
+	}
 	s := openStore(t, vfs.NewMem(), "lz4")
 	defer s.Close()
 	p, err := New(s, Options{CacheSize: 256 << 10, Partitions: 2, FixedShare: true, CompressedShare: 0.25})
@@ -226,9 +237,11 @@ func TestPeeksDuringEvictionAndFree(t *testing.T) {
 	for err := range failed {
 		t.Fatal(err)
 	}
-	if accepted.Load() == 0 || refused.Load() == 0 {
-		t.Fatalf("%d peeks accepted, %d refused: the test did not race peeks with changes", accepted.Load(), refused.Load())
+	if accepted.Load() == 0 {
+		t.Fatal("no peek accepted: the test tested nothing")
 	}
+	// Refusals need a change to land within a peek's copy: common with
+	// two CPUs, rare with one (they are logged, not required).
 	t.Logf("%d peeks accepted, %d refused", accepted.Load(), refused.Load())
 	checkInvariants(t, p)
 }

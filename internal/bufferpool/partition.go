@@ -18,7 +18,10 @@ import (
 //     cached and shared to wait for a page in transit; a hit on a frame
 //     does not take it (tryHit, access.go: the table and the fields it
 //     reads are atomic, and the frame's latch is what holds the page).
-//   - A frame's latch guards the page bytes in that frame. A goroutine
+//   - A frame's latch guards the page bytes in that frame, and which page
+//     the frame holds: both change only under it held exclusively, which
+//     moves its version (latch.go), so optimistic readers (peek.go), who
+//     take no lock, can tell afterwards whether they read a page whole. A goroutine
 //     holding mu only ever TryLocks a latch (never waits for one); a
 //     goroutine holding a latch may take mu. So the two never deadlock.
 //   - Work that takes time (store reads and writes, compression,

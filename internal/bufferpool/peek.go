@@ -32,7 +32,7 @@ type Peek struct {
 // bytes it read page id's, unchanged throughout. count says whether the
 // read counts as a frame hit (as GetCached's count), which Done records.
 func (p *Pool) PeekInner(id PageID, count bool) (pk Peek, ok bool) {
-	if p.closed.Load() || id > pagestore.MaxPageID {
+	if !optimisticReads || p.closed.Load() || id > pagestore.MaxPageID {
 		return Peek{}, false
 	}
 	pt := p.partFor(id)

@@ -395,7 +395,7 @@ func (c *controller) framesByModel(alpha float64) bool {
 // decompressions, α 0.35–0.37; data twice the budget) frames alone
 // missed 53% where R 0.65 missed 13%, and read 1.16× faster.
 func (c *controller) imagesDoNotPay(alpha float64) bool {
-	return c.tDisk.valid && c.tDecom.valid && !c.imagesPay(alpha)
+	return alpha > 0 && c.tDisk.valid && c.tDecom.valid && !c.imagesPay(alpha)
 }
 
 // imagesServe reports whether images serve enough of the accesses in ev
@@ -424,8 +424,11 @@ const framesMissShare = 0.02
 // within their reach; data 4–8× the memory: misses already 38%, and
 // frames alone add a third), they add few misses or few beside those
 // there are. Document 000's model saying frames alone win
-// (framesByModel: a decompression costs more than the read it saves)
-// overrides the prediction, as does a histogram too thin to trust.
+// (framesByModel: a decompression costs more than the read it saves), or
+// that images do not pay (imagesDoNotPay: the same without the margin,
+// where misses cost little beside the decompressions they replace),
+// overrides the prediction, as does a histogram too thin to trust. (The
+// JSON events case above is on the real disk, where images pay by far.)
 func (c *controller) framesAddMisses(alpha float64, ev evidence) bool {
 	if c.framesByModel(alpha) || c.imagesDoNotPay(alpha) || c.mem.avail <= 0 {
 		return false
