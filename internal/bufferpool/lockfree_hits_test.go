@@ -69,27 +69,12 @@ func newHitTestPool(t *testing.T) *Pool {
 // page as it left its frame, or found a descriptor reused for another page,
 // would see another page's bytes.
 func TestHitsDuringEvictionAndFree(t *testing.T) {
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	p, err := New(s, Options{CacheSize: 256 << 10, Partitions: 2, FixedShare: true, CompressedShare: 0.25})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	const n = 96
-	populate(t, p, n)
+	p := newChurnPool(t)
+	const n = churnPages
 	var (
-		stop   atomic.Bool
-		wg     sync.WaitGroup
-		failed = make(chan error, 8)
+		wg sync.WaitGroup
+		rf raceFailures
 	)
-	fail := func(err error) {
-		select {
-		case failed <- err:
-		default:
-		}
-		stop.Store(true)
-	}
 	rounds := 20000
 	if raceEnabled {
 		rounds = 5000
@@ -99,7 +84,7 @@ func TestHitsDuringEvictionAndFree(t *testing.T) {
 		go func(g int) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(g), 7))
-			for i := 0; i < rounds && !stop.Load(); i++ {
+			for i := 0; i < rounds && !rf.stop.Load(); i++ {
 				// Skewed: a hot tenth stays in the frames (hits), the rest
 				// moves through them (loads and evictions).
 				id := PageID(rng.IntN(n / 10))
@@ -111,13 +96,13 @@ func TestHitsDuringEvictionAndFree(t *testing.T) {
 					continue // freed by the other goroutine, not yet made again
 				}
 				if err != nil {
-					fail(err)
+					rf.fail(err)
 					return
 				}
 				d := pg.Data()
 				if got := PageID(binary.LittleEndian.Uint64(d)); got != id {
 					pg.Release()
-					fail(fmt.Errorf("page %d: frame holds page %d", id, got))
+					rf.fail(fmt.Errorf("page %d: frame holds page %d", id, got))
 					return
 				}
 				want := make([]byte, len(d))
@@ -125,7 +110,7 @@ func TestHitsDuringEvictionAndFree(t *testing.T) {
 				ok := string(want) == string(d)
 				pg.Release()
 				if !ok {
-					fail(fmt.Errorf("page %d: content corrupt", id))
+					rf.fail(fmt.Errorf("page %d: content corrupt", id))
 					return
 				}
 			}
@@ -135,40 +120,91 @@ func TestHitsDuringEvictionAndFree(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		rng := rand.New(rand.NewPCG(99, 7))
-		for ver := uint64(2); !stop.Load() && ver < 3000; ver++ {
-			id := PageID(rng.IntN(n / 10)) // hot pages: most often in frames
-			if err := p.FreePage(id); err != nil {
-				if errors.Is(err, ErrPinned) {
-					continue
-				}
-				fail(err)
+		for ver := uint64(2); !rf.stop.Load() && ver < 3000; ver++ {
+			if err := recreatePage(p, PageID(rng.IntN(n/10)), ver); err != nil { // hot pages: most often in frames
+				rf.fail(err)
 				return
 			}
-			pg, err := p.Create(id)
-			for tries := 0; errors.Is(err, errCached) && tries < 10000; tries++ {
-				// A reader loaded the page between the pool dropping it
-				// and the store freeing it (a tree frees only pages no
-				// one can reach; this test does not), or is loading it
-				// now to find it gone: drop that copy and try again.
-				time.Sleep(10 * time.Microsecond)
-				if err = p.FreePage(id); err == nil || errors.Is(err, ErrPinned) {
-					pg, err = p.Create(id)
-				}
-			}
-			if err != nil {
-				fail(err)
-				return
-			}
-			fillPage(pg.Data(), id, ver)
-			pg.Release()
 		}
 	}()
 	wg.Wait()
-	close(failed)
-	for err := range failed {
+	rf.check(t)
+	checkInvariants(t, p)
+}
+
+// churnPages is how many pages newChurnPool holds: three times its frames.
+const churnPages = 96
+
+// newChurnPool returns a pool of two partitions, fixed R 0.25, a third the
+// size of its churnPages pages (ids 0..churnPages-1, version 1), so that
+// reads load and evict; closed at the test's end.
+func newChurnPool(t *testing.T) *Pool {
+	t.Helper()
+	s := openStore(t, vfs.NewMem(), "lz4")
+	t.Cleanup(func() { s.Close() })
+	p, err := New(s, Options{CacheSize: 256 << 10, Partitions: 2, FixedShare: true, CompressedShare: 0.25})
+	if err != nil {
 		t.Fatal(err)
 	}
-	checkInvariants(t, p)
+	t.Cleanup(func() { p.Close() })
+	populate(t, p, churnPages)
+	return p
+}
+
+// raceFailures collects the first errors of a test's goroutines and tells
+// them all to stop.
+type raceFailures struct {
+	stop atomic.Bool
+	mu   sync.Mutex
+	errs []error
+}
+
+func (rf *raceFailures) fail(err error) {
+	rf.mu.Lock()
+	if len(rf.errs) < 8 {
+		rf.errs = append(rf.errs, err)
+	}
+	rf.mu.Unlock()
+	rf.stop.Store(true)
+}
+
+// check fails t with the errors collected, once the goroutines are done.
+func (rf *raceFailures) check(t *testing.T) {
+	t.Helper()
+	for _, err := range rf.errs {
+		t.Error(err)
+	}
+	if len(rf.errs) > 0 {
+		t.FailNow()
+	}
+}
+
+// recreatePage frees page id and creates it again at version ver, with
+// new contents. A reader that loaded the page between the pool dropping it
+// and the store freeing it (a tree frees only pages no one can reach;
+// these tests do not), or is loading it now to find it gone, makes the
+// create fail: that copy is dropped and the create tried again. A page a
+// reader holds (ErrPinned) is left as it is.
+func recreatePage(p *Pool, id PageID, ver uint64) error {
+	if err := p.FreePage(id); err != nil {
+		if errors.Is(err, ErrPinned) {
+			return nil
+		}
+		return err
+	}
+	pg, err := p.Create(id)
+	for tries := 0; errors.Is(err, errCached) && tries < 10000; tries++ {
+		time.Sleep(10 * time.Microsecond)
+		if err = p.FreePage(id); err == nil || errors.Is(err, ErrPinned) {
+			pg, err = p.Create(id)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fillPage(pg.Data(), id, ver)
+	pg.Release()
+	return nil
 }
 
 // TestHitRacingFreeAndReuse: between a hit's lookup and its latch, the

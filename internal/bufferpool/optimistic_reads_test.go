@@ -9,10 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stratadb/strata/internal/pagestore"
-	"github.com/stratadb/strata/internal/vfs"
 )
 
 // markInner reads page id with a latch and marks it inner, as the tree
@@ -107,68 +105,62 @@ func TestPeekSeesEveryChange(t *testing.T) {
 
 // TestPeeksDuringEvictionAndFree: goroutines peek pages of a pool a third
 // of their size (reading them with a latch, and marking them inner, when
-// a peek fails), while the pool evicts and another goroutine frees and
-// recreates pages with new contents. Every peek Done accepts must have
-// read the page asked for, whole, at one version: accepting a read that
-// overlapped an eviction or a rewrite would show another page's bytes or
-// a mix of two versions.
+// a peek fails), copying each in quarters with a yield between them, while
+// the pool evicts and another goroutine rewrites pages in place and frees
+// and recreates them, for as long as the readers read. Every peek Done
+// accepts must have read the page asked for, whole, at one version:
+// accepting a read that overlapped an eviction or a rewrite shows another
+// page's bytes or a mix of two versions (with Done's check removed, the
+// test fails every run).
 func TestPeeksDuringEvictionAndFree(t *testing.T) {
 	if !optimisticReads {
 		t.Skip("no optimistic reads on " + runtime.GOARCH)
 	}
-	s := openStore(t, vfs.NewMem(), "lz4")
-	defer s.Close()
-	p, err := New(s, Options{CacheSize: 256 << 10, Partitions: 2, FixedShare: true, CompressedShare: 0.25})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	const n = 96
-	populate(t, p, n)
+	p := newChurnPool(t)
+	const n = churnPages
 	var (
-		stop     atomic.Bool
-		accepted atomic.Int64
-		refused  atomic.Int64
-		wg       sync.WaitGroup
-		failed   = make(chan error, 8)
+		accepted    atomic.Int64
+		refused     atomic.Int64
+		readers, wg sync.WaitGroup
+		readersDone atomic.Bool
+		rf          raceFailures
 	)
-	fail := func(err error) {
-		select {
-		case failed <- err:
-		default:
-		}
-		stop.Store(true)
-	}
 	rounds := 40000
 	if raceEnabled {
 		rounds = 8000
 	}
 	for g := 0; g < 4; g++ {
-		wg.Add(1)
+		readers.Add(1)
 		go func(g int) {
-			defer wg.Done()
+			defer readers.Done()
 			rng := rand.New(rand.NewPCG(uint64(g), 11))
 			buf := make([]byte, testPageSize)
-			for i := 0; i < rounds && !stop.Load(); i++ {
-				id := PageID(rng.IntN(n / 10))
-				if rng.IntN(2) == 0 {
-					id = PageID(rng.IntN(n))
+			for i := 0; i < rounds && !rf.stop.Load(); i++ {
+				id := PageID(rng.IntN(n / 10)) // the pages the writer changes
+				if rng.IntN(4) == 0 {
+					id = PageID(rng.IntN(n)) // loads and evictions
 				}
 				if pk, ok := p.PeekInner(id, true); ok {
-					copy(buf, pk.Data()) // may race with a rewrite: Done says
+					// Copy in quarters with a yield between them, so that
+					// changes land inside reads (Done must refuse those).
+					d, q := pk.Data(), len(buf)/4
+					for k := 0; k < 4; k++ {
+						copy(buf[k*q:(k+1)*q], d[k*q:])
+						runtime.Gosched()
+					}
 					if !pk.Done() {
 						refused.Add(1)
 						continue
 					}
 					accepted.Add(1)
 					if got := PageID(binary.LittleEndian.Uint64(buf)); got != id {
-						fail(fmt.Errorf("peek of page %d accepted page %d's bytes", id, got))
+						rf.fail(fmt.Errorf("peek of page %d accepted page %d's bytes", id, got))
 						return
 					}
 					want := make([]byte, len(buf))
 					fillPage(want, id, binary.LittleEndian.Uint64(buf[8:]))
 					if string(want) != string(buf) {
-						fail(fmt.Errorf("peek of page %d accepted torn bytes", id))
+						rf.fail(fmt.Errorf("peek of page %d accepted torn bytes", id))
 						return
 					}
 					continue
@@ -178,7 +170,7 @@ func TestPeeksDuringEvictionAndFree(t *testing.T) {
 					continue // freed by the other goroutine, not yet made again
 				}
 				if err != nil {
-					fail(err)
+					rf.fail(err)
 					return
 				}
 				pg.MarkInner()
@@ -190,53 +182,36 @@ func TestPeeksDuringEvictionAndFree(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		rng := rand.New(rand.NewPCG(99, 11))
-		for ver := uint64(2); !stop.Load() && ver < 4000; ver++ {
+		// As long as the readers read: a fixed number of changes was
+		// over within the readers' first milliseconds.
+		for ver := uint64(2); !rf.stop.Load() && !readersDone.Load(); ver++ {
 			id := PageID(rng.IntN(n / 10))
-			if rng.IntN(2) == 0 {
-				// Rewrite in place, under the exclusive latch.
-				pg, err := p.Get(id, Exclusive)
-				if errors.Is(err, pagestore.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					fail(err)
+			if rng.IntN(4) == 0 {
+				if err := recreatePage(p, id, ver); err != nil {
+					rf.fail(err)
 					return
 				}
-				fillPage(pg.Data(), id, ver)
-				pg.MarkDirty()
-				pg.Release()
 				continue
 			}
-			if err := p.FreePage(id); err != nil {
-				if errors.Is(err, ErrPinned) {
-					continue
-				}
-				fail(err)
-				return
-			}
-			pg, err := p.Create(id)
-			for tries := 0; errors.Is(err, errCached) && tries < 10000; tries++ {
-				// A reader loaded the page between the pool dropping it
-				// and the store freeing it: drop that copy and try again
-				// (as TestHitsDuringEvictionAndFree).
-				time.Sleep(10 * time.Microsecond)
-				if err = p.FreePage(id); err == nil || errors.Is(err, ErrPinned) {
-					pg, err = p.Create(id)
-				}
+			// Rewrite in place, under the exclusive latch.
+			pg, err := p.Get(id, Exclusive)
+			if errors.Is(err, pagestore.ErrNotFound) {
+				continue
 			}
 			if err != nil {
-				fail(err)
+				rf.fail(err)
 				return
 			}
 			fillPage(pg.Data(), id, ver)
+			pg.MarkDirty()
 			pg.Release()
+			runtime.Gosched() // with one CPU, the readers' yields would otherwise wait out its time slices
 		}
 	}()
+	readers.Wait()
+	readersDone.Store(true)
 	wg.Wait()
-	close(failed)
-	for err := range failed {
-		t.Fatal(err)
-	}
+	rf.check(t)
 	if accepted.Load() == 0 {
 		t.Fatal("no peek accepted: the test tested nothing")
 	}
