@@ -99,18 +99,10 @@ func TestHitsDuringEvictionAndFree(t *testing.T) {
 					rf.fail(err)
 					return
 				}
-				d := pg.Data()
-				if got := PageID(binary.LittleEndian.Uint64(d)); got != id {
-					pg.Release()
-					rf.fail(fmt.Errorf("page %d: frame holds page %d", id, got))
-					return
-				}
-				want := make([]byte, len(d))
-				fillPage(want, id, binary.LittleEndian.Uint64(d[8:]))
-				ok := string(want) == string(d)
+				_, err = pageIntact(pg.Data(), id)
 				pg.Release()
-				if !ok {
-					rf.fail(fmt.Errorf("page %d: content corrupt", id))
+				if err != nil {
+					rf.fail(err)
 					return
 				}
 			}

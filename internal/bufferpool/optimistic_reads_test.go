@@ -1,7 +1,6 @@
 package bufferpool
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -153,14 +152,8 @@ func TestPeeksDuringEvictionAndFree(t *testing.T) {
 						continue
 					}
 					accepted.Add(1)
-					if got := PageID(binary.LittleEndian.Uint64(buf)); got != id {
-						rf.fail(fmt.Errorf("peek of page %d accepted page %d's bytes", id, got))
-						return
-					}
-					want := make([]byte, len(buf))
-					fillPage(want, id, binary.LittleEndian.Uint64(buf[8:]))
-					if string(want) != string(buf) {
-						rf.fail(fmt.Errorf("peek of page %d accepted torn bytes", id))
+					if _, err := pageIntact(buf, id); err != nil {
+						rf.fail(fmt.Errorf("a peek accepted bad bytes: %w", err))
 						return
 					}
 					continue

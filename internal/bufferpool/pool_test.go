@@ -30,16 +30,26 @@ func fillPage(p []byte, id PageID, ver uint64) {
 
 func pageVersion(t testing.TB, p []byte, id PageID) uint64 {
 	t.Helper()
+	ver, err := pageIntact(p, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ver
+}
+
+// pageIntact checks that p is page id's bytes as fillPage made them, whole,
+// at one version, which it returns (for goroutines, which cannot t.Fatal).
+func pageIntact(p []byte, id PageID) (uint64, error) {
 	if got := PageID(binary.LittleEndian.Uint64(p)); got != id {
-		t.Fatalf("frame of page %d holds page %d", id, got)
+		return 0, fmt.Errorf("frame of page %d holds page %d", id, got)
 	}
 	ver := binary.LittleEndian.Uint64(p[8:])
 	want := make([]byte, len(p))
 	fillPage(want, id, ver)
 	if !bytes.Equal(p, want) {
-		t.Fatalf("page %d version %d: content corrupt", id, ver)
+		return 0, fmt.Errorf("page %d version %d: content corrupt (torn)", id, ver)
 	}
-	return ver
+	return ver, nil
 }
 
 func openStore(t testing.TB, fs vfs.FS, c string) *pagestore.Store {
