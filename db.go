@@ -507,7 +507,6 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 // the latch held, reading what it needs: pages evicted as fast as they
 // are read cannot starve it. Errors are the ones Get returns.
 func (db *DB) get(key []byte) (value []byte, found bool, err error) {
-	inline := func(b []byte) { value = append(make([]byte, 0, len(b)), b...) }
 	var seen btree.PageID // the page read last: counted down to it
 	var epoch uint64      // treeEpoch when seen was found missing
 	for round := 0; ; round++ {
@@ -528,9 +527,9 @@ func (db *DB) get(key []byte) (value []byte, found bool, err error) {
 				from = seen
 			}
 			epoch = db.treeEpoch
-			ref, found, missing, err = db.tree.LookupCached(from, key, inline, seen)
+			value, ref, found, missing, err = db.tree.LookupCached(from, key, value[:0], seen)
 		} else {
-			ref, found, err = db.tree.Lookup(v.root, key, inline)
+			value, ref, found, err = db.tree.Lookup(v.root, key, value[:0])
 		}
 		db.treeMu.RUnlock()
 		if missing != 0 {

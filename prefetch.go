@@ -170,7 +170,7 @@ func (db *DB) lookPaths(keys [][]byte) (v *version, missing []btree.PageID, rest
 	v = db.acquireVersion()
 	rest = keys[:0]
 	for _, k := range keys {
-		_, _, id, err := db.tree.LookupCached(v.root, k, ignoreValue, btree.CountNone)
+		id, err := db.tree.MissingPage(v.root, k)
 		if err != nil || id == 0 {
 			continue // the commit meets the error itself
 		}
@@ -182,8 +182,6 @@ func (db *DB) lookPaths(keys [][]byte) (v *version, missing []btree.PageID, rest
 	db.treeMu.RUnlock()
 	return v, missing, rest
 }
-
-func ignoreValue([]byte) {}
 
 func containsPage(ids []btree.PageID, id btree.PageID) bool {
 	for _, x := range ids {

@@ -6,11 +6,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stratadb/strata/internal/bufferpool"
 )
 
 // TestGuardedSurvivesGarbage: an optimistic read may see any bytes (a page
-// being replaced in its frame). Searching them must not crash the
-// process: guarded turns the search's panics into a failed read.
+// being replaced in its frame). Searching them, as a branch or as a leaf
+// whose value is copied out, must not crash the process: guarded turns
+// the search's panics into a failed read.
 func TestGuardedSurvivesGarbage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	page := make([]byte, 4096)
@@ -20,14 +23,25 @@ func TestGuardedSurvivesGarbage(t *testing.T) {
 			page[j] = byte(rng.Uint32())
 		}
 		page[0] = kindBranch
+		if i%4 >= 2 {
+			page[0] = kindLeaf
+		}
 		if i%2 == 0 {
 			// Slots that mostly point inside the page, cells that mostly
 			// do not end there.
 			page[2], page[3] = byte(rng.IntN(256)), 0
 		}
 		key := []byte(fmt.Sprint(rng.Uint64()))
-		if !guarded(node(page), func(n node) error {
-			_ = n.child(n.childFor(key))
+		if !guarded(node(page), true, true, func(n node) error {
+			if n.kind() == kindBranch {
+				_ = n.child(n.childFor(key))
+				return nil
+			}
+			// A point lookup's leaf read (Tree.lookup).
+			if i, ok := n.search(key); ok {
+				v, _, _ := n.value(i)
+				_ = append([]byte(nil), v...)
+			}
 			return nil
 		}) {
 			failed++
@@ -36,7 +50,7 @@ func TestGuardedSurvivesGarbage(t *testing.T) {
 	if failed == 0 {
 		t.Fatal("no garbage page made the search fail: the test does not test the guard")
 	}
-	if guarded(node(page[:nodeHeaderSize]), func(n node) error { panic("not a runtime error") }) {
+	if guarded(node(page[:nodeHeaderSize]), true, false, func(n node) error { panic("not a runtime error") }) {
 		t.Fatal("a panicking read was accepted")
 	}
 }
@@ -141,6 +155,9 @@ func TestLookupsRacingEviction(t *testing.T) {
 // optimistically, without its latch: the point of peek.go. A change that
 // quietly sent them back to the latch would pass every other test.
 func TestReadsPeekBranches(t *testing.T) {
+	if !bufferpool.OptimisticReads {
+		t.Skip("no optimistic reads on this machine")
+	}
 	if testing.Short() && raceEnabled {
 		t.Skip("slow under -race -short")
 	}
@@ -200,4 +217,62 @@ func TestReadsPeekBranches(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestPeekedLeafChangedMidRead: a point lookup that peeks its leaf copies
+// the value out before it knows the read was good. When the page's frame
+// is latched exclusively in between (a writer, an eviction), the read
+// must fail and the lookup read the leaf again with its latch, returning
+// the value once: not what the failed read appended, and not twice.
+func TestPeekedLeafChangedMidRead(t *testing.T) {
+	if !bufferpool.OptimisticReads {
+		t.Skip("no optimistic reads on this machine")
+	}
+	tr, _, pool := newTestTree(t, 4096, 8<<20, 1.0)
+	tx := tr.Begin(0, 1, 0)
+	key := func(i int) []byte { return fmt.Appendf(nil, "key%07d", i) }
+	val := func(i int) string { return fmt.Sprintf("value %d, of some length to fill leaves", i) }
+	const n = 2000
+	for i := range n {
+		if err := tx.Put(key(i), []byte(val(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, _, err := tx.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n { // read (and mark) every page with its latch
+		if _, ok, err := tr.Get(root, key(i), nil); err != nil || !ok {
+			t.Fatal(i, ok, err)
+		}
+	}
+	var leafPeeks, failed int
+	peekReadHook = func(id PageID) {
+		pg, err := pool.Get(id, bufferpool.Exclusive)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if pg.Data()[0] == kindLeaf {
+			leafPeeks++
+		}
+		pg.Release() // the version moved: the peek must fail
+	}
+	peekHook = func(_ PageID, ok bool) {
+		if !ok {
+			failed++
+		}
+	}
+	defer func() { peekReadHook, peekHook = nil, nil }()
+	for i := 0; i < n; i += 7 {
+		prefix := []byte("prefix:")
+		got, ok, err := tr.Get(root, key(i), prefix)
+		if err != nil || !ok || string(got) != "prefix:"+val(i) {
+			t.Fatalf("key %d: got %q %v %v, want %q", i, got, ok, err, "prefix:"+val(i))
+		}
+	}
+	if leafPeeks == 0 || failed == 0 {
+		t.Fatalf("%d leaf peeks, %d failed peeks: the test tests nothing", leafPeeks, failed)
+	}
 }

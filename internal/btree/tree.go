@@ -149,7 +149,7 @@ func (t *Tree) readNodeFrom(id PageID, r read, fn func(n node) error) error {
 // Get looks key up in the version rooted at root and appends its value to
 // dst.
 func (t *Tree) Get(root PageID, key, dst []byte) ([]byte, bool, error) {
-	ref, found, err := t.Lookup(root, key, func(v []byte) { dst = append(dst, v...) })
+	dst, ref, found, err := t.Lookup(root, key, dst)
 	if err != nil || !found || !ref.overflow {
 		return dst, found, err
 	}
@@ -165,12 +165,12 @@ type OverflowRef struct {
 }
 
 // Lookup finds key in the version rooted at root. An inline value is
-// passed to inline (valid during the call only); a value in overflow pages
-// is returned as a reference for ReadOverflow, which the caller may call
-// after it lets writers in again (chains are never changed in place).
-func (t *Tree) Lookup(root PageID, key []byte, inline func(v []byte)) (OverflowRef, bool, error) {
-	ref, found, _, err := t.lookup(root, key, inline, readAny, 0)
-	return ref, found, err
+// appended to dst; a value in overflow pages is returned as a reference
+// for ReadOverflow, which the caller may call after it lets writers in
+// again (chains are never changed in place).
+func (t *Tree) Lookup(root PageID, key, dst []byte) ([]byte, OverflowRef, bool, error) {
+	dst, ref, found, _, err := t.lookup(root, key, dst, true, readAny, 0)
+	return dst, ref, found, err
 }
 
 // CountNone, as LookupCached's seen, counts no page of the path.
@@ -186,14 +186,24 @@ const CountNone = ^PageID(0)
 // counted by the first look and by the read); a look ahead of a use that
 // will count passes CountNone. A page not counted is not promoted from
 // an image either (that would count): it is returned as not in memory.
-func (t *Tree) LookupCached(root PageID, key []byte, inline func(v []byte), seen PageID) (OverflowRef, bool, PageID, error) {
-	return t.lookup(root, key, inline, readCached, seen)
+func (t *Tree) LookupCached(root PageID, key, dst []byte, seen PageID) ([]byte, OverflowRef, bool, PageID, error) {
+	return t.lookup(root, key, dst, true, readCached, seen)
 }
 
-// lookup is Lookup with r where the pages are read from; with readCached,
-// the pages down to seen (see LookupCached) are read as readCachedLook.
-func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), r read, seen PageID) (OverflowRef, bool, PageID, error) {
+// MissingPage returns the first page on key's path in the version rooted
+// at root that is not in memory (as LookupCached finds it, counting
+// nothing), or 0 if the whole path is.
+func (t *Tree) MissingPage(root PageID, key []byte) (PageID, error) {
+	_, _, _, missing, err := t.lookup(root, key, nil, false, readCached, CountNone)
+	return missing, err
+}
+
+// lookup is Lookup with r where the pages are read from, appending the
+// value to dst only with keep; with readCached, the pages down to seen
+// (see LookupCached) are read as readCachedLook.
+func (t *Tree) lookup(root PageID, key, dst []byte, keep bool, r read, seen PageID) ([]byte, OverflowRef, bool, PageID, error) {
 	counting := seen == 0
+	base := len(dst)
 	id := root
 	for id != 0 {
 		from := r
@@ -204,16 +214,39 @@ func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), r read, se
 			counting = true
 		}
 		var next PageID
-		if t.peekBranch(id, from != readCachedLook, func(n node) error {
-			next = PageID(n.child(n.childFor(key)))
-			return nil
-		}) && next != 0 {
-			id = next
-			continue
-		}
-		next = 0
 		var ref OverflowRef
-		var found bool
+		var found, leaf bool
+		// A peeked leaf's value is appended to dst before the read is
+		// known good, and cut off again if it was not: the bytes go into
+		// dst's spare capacity, or a new array, both the caller's alone.
+		if t.peekNode(id, from != readCachedLook, true, func(n node) error {
+			if n.kind() == kindBranch {
+				if next = PageID(n.child(n.childFor(key))); next == 0 {
+					return errPeekFailed
+				}
+				return nil
+			}
+			leaf, found, ref, dst = true, false, OverflowRef{}, dst[:base]
+			i, ok := n.search(key)
+			if !ok {
+				return nil
+			}
+			v, overflow, length := n.value(i)
+			if overflow {
+				ref = OverflowRef{Length: length, first: PageID(binary.LittleEndian.Uint64(v)), overflow: true}
+			} else if keep {
+				dst = append(dst, v...)
+			}
+			found = true
+			return nil
+		}) {
+			if !leaf {
+				id = next
+				continue
+			}
+			return dst, ref, found, 0, nil
+		}
+		next, ref, found, dst = 0, OverflowRef{}, false, dst[:base]
 		err := t.readNodeFrom(id, from, func(n node) error {
 			if n.kind() == kindBranch {
 				next = PageID(n.child(n.childFor(key)))
@@ -230,20 +263,20 @@ func (t *Tree) lookup(root PageID, key []byte, inline func(v []byte), r read, se
 			v, overflow, length := n.value(i)
 			if overflow {
 				ref = OverflowRef{Length: length, first: PageID(binary.LittleEndian.Uint64(v)), overflow: true}
-			} else {
-				inline(v)
+			} else if keep {
+				dst = append(dst, v...)
 			}
 			return nil
 		})
 		if from != readAny && errors.Is(err, bufferpool.ErrNotCached) {
-			return OverflowRef{}, false, id, nil
+			return dst[:base], OverflowRef{}, false, id, nil
 		}
 		if err != nil || next == 0 {
-			return ref, found, 0, err
+			return dst, ref, found, 0, err
 		}
 		id = next
 	}
-	return OverflowRef{}, false, 0, nil
+	return dst, OverflowRef{}, false, 0, nil
 }
 
 // ReadOverflow appends the value ref refers to to dst.

@@ -7,7 +7,7 @@ import (
 )
 
 // Frame latches, and the version that lets a reader read a frame without
-// taking its latch (Pool.PeekInner).
+// taking its latch (Pool.Peek).
 //
 // Lock rules: a frameLatch is a reader-writer lock on the bytes of one
 // frame and on which page the frame holds (partition.go states who takes
@@ -17,12 +17,15 @@ import (
 // let go). A reader that saw the same even ver before and after reading
 // the frame read bytes no exclusive holder touched in between.
 
-// optimisticReads says whether Pool.PeekInner reads at all: only where the
+// optimisticReads says whether Pool.Peek reads at all: only where the
 // CPU keeps loads in order (x86's TSO). The check that the version did not
 // move is an atomic load; on a weaker model (arm64: a load-acquire) the
 // page's bytes, read with plain loads before it, may be read after it,
 // and a read torn by a writer could pass. There every read latches.
 const optimisticReads = runtime.GOARCH == "amd64" || runtime.GOARCH == "386"
+
+// OptimisticReads says whether Pool.Peek ever succeeds on this machine.
+const OptimisticReads = optimisticReads
 
 // frameLatch is a frame's latch and its version. (28 bytes: the version
 // shares a cache line with the next frames' latches, whose shared holds

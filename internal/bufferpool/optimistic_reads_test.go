@@ -24,25 +24,30 @@ func markInner(t testing.TB, p *Pool, id PageID) {
 	pg.Release()
 }
 
-// TestPeekSeesEveryChange: an optimistic read (PeekInner … Done) is good
+// TestPeekSeesEveryChange: an optimistic read (Peek … Done) is good
 // only if nothing took the page's frame exclusively meanwhile: a shared
 // reader leaves it good; a writer, a free or a page latched exclusively
 // when the read begins make it fail, so the reader reads with a latch.
-// Pages not marked inner are not peeked.
+// A page not marked inner is peeked too, and said so (Peek.Inner).
 func TestPeekSeesEveryChange(t *testing.T) {
 	if !optimisticReads {
 		t.Skip("no optimistic reads on " + runtime.GOARCH)
 	}
 	p := newHitTestPool(t)
-	if _, ok := p.PeekInner(1, true); ok {
-		t.Fatal("a page not marked inner was peeked")
+	pg, err := p.Get(1, Shared) // in a frame, not marked
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg.Release()
+	if pk, ok := p.Peek(1, false); !ok || pk.Inner() || !pk.Done() {
+		t.Fatal("a page in a frame not marked inner could not be peeked, or was said inner")
 	}
 	markInner(t, p, 1)
 	hits := p.Stats().HitsUncompressed
 
-	pk, ok := p.PeekInner(1, true)
-	if !ok {
-		t.Fatal("an inner page in a frame could not be peeked")
+	pk, ok := p.Peek(1, true)
+	if !ok || !pk.Inner() {
+		t.Fatal("an inner page in a frame could not be peeked, or was not said inner")
 	}
 	pageVersion(t, pk.Data(), 1)
 	if !pk.Done() {
@@ -51,14 +56,14 @@ func TestPeekSeesEveryChange(t *testing.T) {
 	if got := p.Stats().HitsUncompressed - hits; got != 1 {
 		t.Fatalf("a peek counted %d hits, want 1", got)
 	}
-	if pk, ok := p.PeekInner(1, false); !ok || !pk.Done() || p.Stats().HitsUncompressed-hits != 1 {
+	if pk, ok := p.Peek(1, false); !ok || !pk.Done() || p.Stats().HitsUncompressed-hits != 1 {
 		t.Fatal("a peek not counting failed, or counted")
 	}
 
-	if pk, ok = p.PeekInner(1, true); !ok {
+	if pk, ok = p.Peek(1, true); !ok {
 		t.Fatal("an inner page in a frame could not be peeked")
 	}
-	pg, err := p.Get(1, Shared)
+	pg, err = p.Get(1, Shared)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +72,7 @@ func TestPeekSeesEveryChange(t *testing.T) {
 		t.Fatal("a shared reader in between failed the peek")
 	}
 
-	if pk, ok = p.PeekInner(1, true); !ok {
+	if pk, ok = p.Peek(1, true); !ok {
 		t.Fatal("an inner page in a frame could not be peeked")
 	}
 	pg, err = p.Get(1, Exclusive)
@@ -82,12 +87,12 @@ func TestPeekSeesEveryChange(t *testing.T) {
 	}
 
 	pg, _ = p.Get(1, Exclusive)
-	if _, ok := p.PeekInner(1, true); ok {
+	if _, ok := p.Peek(1, true); ok {
 		t.Fatal("a page latched exclusively was peeked")
 	}
 	pg.Release()
 
-	pk, ok = p.PeekInner(1, true)
+	pk, ok = p.Peek(1, true)
 	if !ok {
 		t.Fatal("the page could not be peeked after its writer")
 	}
@@ -97,7 +102,7 @@ func TestPeekSeesEveryChange(t *testing.T) {
 	if pk.Done() {
 		t.Fatal("a free in between left the peek good")
 	}
-	if _, ok := p.PeekInner(1, true); ok {
+	if _, ok := p.Peek(1, true); ok {
 		t.Fatal("a freed page was peeked")
 	}
 }
@@ -139,7 +144,7 @@ func TestPeeksDuringEvictionAndFree(t *testing.T) {
 				if rng.IntN(4) == 0 {
 					id = PageID(rng.IntN(n)) // loads and evictions
 				}
-				if pk, ok := p.PeekInner(id, true); ok {
+				if pk, ok := p.Peek(id, true); ok {
 					// Copy in quarters with a yield between them, so that
 					// changes land inside reads (Done must refuse those).
 					d, q := pk.Data(), len(buf)/4
