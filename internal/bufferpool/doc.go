@@ -47,10 +47,10 @@
 // are written back together), of their id otherwise; each partition has
 // its own table,
 // frames, images, CLOCK hands, ghosts and mutex. A hit on a frame takes
-// neither the mutex nor a pin, only the frame's latch; an inner page (an
-// index's branch) can be read without even the latch (PeekInner: the
-// latch's version tells the reader afterwards whether what it read was
-// the page, unchanged); the mutex is held
+// neither the mutex nor a pin, only the frame's latch; a page can be read
+// without even the latch (Peek: the latch's version tells the reader
+// afterwards whether what it read was the page, unchanged; the tree peeks
+// its branches and a point lookup's leaf); the mutex is held
 // exclusively to change what is cached. The lock rules are at the top of
 // partition.go and of each file.
 package bufferpool
