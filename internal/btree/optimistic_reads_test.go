@@ -177,18 +177,21 @@ func TestReadsPeekBranches(t *testing.T) {
 	if _, ok, err := tr.Get(root, key(0), nil); err != nil || !ok {
 		t.Fatal("first lookup", ok, err) // reads (and marks) the path's branches with their latches
 	}
-	var good, bad int
-	peekHook = func(_ PageID, ok bool) {
-		if ok {
+	var good, bad, leaves int
+	peekHook = func(_ PageID, leaf, ok bool) {
+		switch {
+		case ok && leaf:
+			leaves++
+		case ok:
 			good++
-		} else {
+		default:
 			bad++
 		}
 	}
 	defer func() { peekHook = nil }()
 	count := func(what string, read func()) {
 		t.Helper()
-		good, bad = 0, 0
+		good, bad, leaves = 0, 0, 0
 		read()
 		if good == 0 {
 			t.Errorf("%s: no branch peeked (%d peeks failed)", what, bad)
@@ -199,6 +202,9 @@ func TestReadsPeekBranches(t *testing.T) {
 			if _, ok, err := tr.Get(root, key(i), nil); err != nil || !ok {
 				t.Fatal(i, ok, err)
 			}
+		}
+		if leaves == 0 {
+			t.Error("point lookups: no leaf peeked")
 		}
 	})
 	count("a scan's seek", func() {
@@ -259,7 +265,7 @@ func TestPeekedLeafChangedMidRead(t *testing.T) {
 		}
 		pg.Release() // the version moved: the peek must fail
 	}
-	peekHook = func(_ PageID, ok bool) {
+	peekHook = func(_ PageID, _, ok bool) {
 		if !ok {
 			failed++
 		}
@@ -274,5 +280,29 @@ func TestPeekedLeafChangedMidRead(t *testing.T) {
 	}
 	if leafPeeks == 0 || failed == 0 {
 		t.Fatalf("%d leaf peeks, %d failed peeks: the test tests nothing", leafPeeks, failed)
+	}
+}
+
+// TestForgetClearsFailedPeekBytes: what a failed leaf peek appended to a
+// lookup's buffer (perhaps another page's bytes) is not left reachable in
+// the caller's spare capacity, and a new array it grew is dropped.
+func TestForgetClearsFailedPeekBytes(t *testing.T) {
+	orig := append(make([]byte, 0, 64), "prefix:"...)
+	dst := append(orig, "bytes of another page"...)
+	got := forget(orig, dst)
+	if string(got) != "prefix:" || cap(got) != 64 {
+		t.Fatalf("forget returned %q (cap %d)", got, cap(got))
+	}
+	for i, b := range got[len(got):cap(got)] {
+		if b != 0 {
+			t.Fatalf("byte %d past the prefix left as %q", i, b)
+		}
+	}
+	grown := append(orig, make([]byte, 100)...) // a new array
+	if got := forget(orig, grown); &got[:1][0] != &orig[:1][0] || len(got) != len(orig) {
+		t.Fatal("forget kept the array a failed peek grew")
+	}
+	if got := forget(nil, []byte("garbage")); got != nil {
+		t.Fatalf("forget of a nil buffer returned %q", got)
 	}
 }

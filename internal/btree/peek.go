@@ -23,7 +23,10 @@ import "errors"
 // means nothing, but that the caller must read the page with a latch (it
 // is not a marked inner page in a frame, was latched exclusively or
 // changed meanwhile, or is not a branch). count says whether the read
-// counts as a hit (as bufferpool.Pool.GetCached's).
+// counts as a hit (as bufferpool.Pool.GetCached's). fn must not act on
+// what it read before peekBranch returns true (the lock rules above);
+// Tree.lookup's leaf function appends to the caller's buffer, which it
+// takes back itself when the read fails (forget).
 func (t *Tree) peekBranch(id PageID, count bool, fn func(n node) error) bool {
 	return t.peekNode(id, count, false, fn)
 }
@@ -42,7 +45,7 @@ func (t *Tree) peekNode(id PageID, count, leaves bool, fn func(n node) error) bo
 	}
 	ok = ok && pk.Done()
 	if peekHook != nil {
-		peekHook(id, ok)
+		peekHook(id, node(pk.Data()).kind() == kindLeaf, ok)
 	}
 	return ok
 }
@@ -56,8 +59,9 @@ var peekReadHook func(id PageID)
 var errPeekFailed = errors.New("btree: read with the latch")
 
 // peekHook, when set (by tests only), is told of each optimistic read
-// of a page in a frame and whether it was good.
-var peekHook func(id PageID, good bool)
+// of a page in a frame, whether the page was a leaf (when the hook ran),
+// and whether the read was good.
+var peekHook func(id PageID, leaf, good bool)
 
 // guarded calls fn with n if n says it is a branch marked inner (inner),
 // or, with leaves, a leaf, turning a panic into false.

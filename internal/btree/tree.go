@@ -203,7 +203,7 @@ func (t *Tree) MissingPage(root PageID, key []byte) (PageID, error) {
 // (see LookupCached) are read as readCachedLook.
 func (t *Tree) lookup(root PageID, key, dst []byte, keep bool, r read, seen PageID) ([]byte, OverflowRef, bool, PageID, error) {
 	counting := seen == 0
-	base := len(dst)
+	base, orig := len(dst), dst
 	id := root
 	for id != 0 {
 		from := r
@@ -217,8 +217,7 @@ func (t *Tree) lookup(root PageID, key, dst []byte, keep bool, r read, seen Page
 		var ref OverflowRef
 		var found, leaf bool
 		// A peeked leaf's value is appended to dst before the read is
-		// known good, and cut off again if it was not: the bytes go into
-		// dst's spare capacity, or a new array, both the caller's alone.
+		// known good, and cut off again if it was not (forget, below).
 		if t.peekNode(id, from != readCachedLook, true, func(n node) error {
 			if n.kind() == kindBranch {
 				if next = PageID(n.child(n.childFor(key))); next == 0 {
@@ -246,7 +245,7 @@ func (t *Tree) lookup(root PageID, key, dst []byte, keep bool, r read, seen Page
 			}
 			return dst, ref, found, 0, nil
 		}
-		next, ref, found, dst = 0, OverflowRef{}, false, dst[:base]
+		next, ref, found, dst = 0, OverflowRef{}, false, forget(orig, dst)
 		err := t.readNodeFrom(id, from, func(n node) error {
 			if n.kind() == kindBranch {
 				next = PageID(n.child(n.childFor(key)))
@@ -277,6 +276,17 @@ func (t *Tree) lookup(root PageID, key, dst []byte, keep bool, r read, seen Page
 		id = next
 	}
 	return dst, OverflowRef{}, false, 0, nil
+}
+
+// forget returns orig (a lookup's dst as the caller gave it) with nothing
+// left of the bytes a failed leaf peek appended (now dst): they may be
+// another page's, and must not stay reachable in the caller's spare
+// capacity, nor keep a new array alive.
+func forget(orig, dst []byte) []byte {
+	if len(dst) > len(orig) && cap(orig) > len(orig) && &dst[0] == &orig[:cap(orig)][0] {
+		clear(dst[len(orig):])
+	}
+	return orig
 }
 
 // ReadOverflow appends the value ref refers to to dst.
