@@ -1,9 +1,11 @@
 package strata
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	stdmaps "maps"
 	"math/rand/v2"
 	"strings"
@@ -383,36 +385,67 @@ func TestCrashRecoveryDeferred(t *testing.T) {
 }
 
 // TestDeferredApplyRetries: a read error the applier meets once is tried
-// again, and the commits are applied with writes still accepted.
+// again, and the commits are applied with writes still accepted. The
+// applier is held before its apply until its read-ahead is over and the
+// commits' leaves were evicted again; then exactly one read fails, the
+// apply's own (a second failure could land in the failed apply's undo,
+// which then leaves the database refusing writes by design: DB.abort).
 func TestDeferredApplyRetries(t *testing.T) {
-	fs, _, db := coldDeferredTable(t)
+	var logged lockedBuffer
+	fs, _, db := coldDeferredTableWith(t, func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	})
 	defer db.Close()
+	hold := make(chan struct{})
+	applierHold = hold                      // read by the applier after the kick of a commit below
+	t.Cleanup(func() { applierHold = nil }) // after db.Close: the applier is gone
 	var failing atomic.Bool
 	var failed atomic.Int64
 	fs.SetInjector(func(op vfs.Op, path string) error {
-		if op == vfs.OpRead && failing.Load() && !strings.Contains(path, "/wal/") {
-			failed.Add(1)
+		if op == vfs.OpRead && failing.Load() && !strings.Contains(path, "/wal/") && failed.Add(1) == 1 {
 			return vfs.InjectedError(op, path)
 		}
 		return nil
 	})
-	failing.Store(true)
+	read := db.Stats().PrefetchedPages
 	for i := 0; i < 4000; i += 131 {
 		if err := db.Set([]byte(fmt.Sprintf("k%05d", i)), []byte("new")); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// The applier's read-ahead: over once its count stops moving.
 	deadline := time.Now().Add(10 * time.Second)
-	for failed.Load() == 0 {
+	for last, since := read, time.Now(); ; time.Sleep(time.Millisecond) {
+		if n := db.Stats().PrefetchedPages; n != last {
+			last, since = n, time.Now()
+		} else if n > read && time.Since(since) > 100*time.Millisecond {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("no read failed: the commits' leaves were in memory (test setup)")
+			t.Fatal("the applier read nothing ahead: the commits' leaves were in memory (test setup)")
+		}
+	}
+	// Evict the leaves it read (the cache holds a quarter of the table).
+	for i := 0; i < 4000; i++ {
+		if _, err := db.Get([]byte(fmt.Sprintf("k%05d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failing.Store(true)
+	close(hold)
+	deadline = time.Now().Add(10 * time.Second)
+	for db.Stats().DeferredQueued > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deferred commits still queued after 10 s; log:\n%s", db.Stats().DeferredQueued, logged.String())
 		}
 		time.Sleep(time.Millisecond)
 	}
-	failing.Store(false) // before the third try, a second after the first
-	waitApplied(t, db)
+	failing.Store(false)
+	if failed.Load() == 0 || !strings.Contains(logged.String(), "trying again") {
+		t.Fatalf("the apply met no read error (%d reads failed; its leaves still in memory?): log %q", failed.Load(), logged.String())
+	}
 	if err := db.Set([]byte("after"), []byte("x")); err != nil {
-		t.Fatalf("a write after a transient read error: %v", err)
+		t.Fatalf("a write after a transient read error: %v; log:\n%s", err, logged.String())
 	}
 	for i := 0; i < 4000; i += 131 {
 		if v, err := db.Get([]byte(fmt.Sprintf("k%05d", i))); err != nil || string(v) != "new" {
@@ -521,10 +554,17 @@ func TestDeferredOnDirectAsyncFiles(t *testing.T) {
 // applied. The caller closes it.
 func coldDeferredTable(t *testing.T) (*vfs.MemFS, *Options, *DB) {
 	t.Helper()
+	return coldDeferredTableWith(t, func(*Options) {})
+}
+
+// coldDeferredTableWith is coldDeferredTable with options set by set.
+func coldDeferredTableWith(t *testing.T, set func(*Options)) (*vfs.MemFS, *Options, *DB) {
+	t.Helper()
 	deferEverything(t)
 	fs := vfs.NewMem()
 	opts := memOptions(fs)
 	opts.CacheSize = 256 << 10
+	set(opts)
 	db, err := Open("db", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -561,4 +601,23 @@ func heldApplier(t *testing.T) (db *DB, missing *bool, release func()) {
 	}
 	var once sync.Once
 	return db, &m, func() { once.Do(func() { close(hold) }) }
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's writes from other
+// goroutines while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
