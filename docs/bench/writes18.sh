@@ -8,7 +8,9 @@
 #  - durable commits (--sync) with 8 threads, commits per fsync;
 #  - I/O-bound (2,684,355 rows, 8x the 64 MiB limit): oltp_write_only against bbolt, three rounds
 #    alternating, a fresh copy of each engine's load before every run (the first load is made with
-#    --keep and copied to orig/).
+#    --keep and copied to orig/). (It is not: the kept load is io/<engine>, which io/$e-* does not
+#    match, so orig/ stays empty and every run loads afresh, in 3.5-5 s. Found in the nineteenth
+#    session; the figures of both sessions are fresh loads.)
 set -u
 C="./strata bench --strata-bin ./strata-bench-child --peers-bin ./strata-bench-peers"
 r() { name=$1; shift; $C "$@" --json $name.json > $name.txt 2> $name.err; echo "$(date -u +%H:%M:%S) $name rc=$?" >> progress; }
