@@ -1,7 +1,7 @@
 #!/bin/bash
 # docs/BENCHMARKS.md, issue 9 on the nineteenth session's code: the points where Strata fell below
 # the best peer, or below the 1.5x goal where the data fits compressed, in that session's single-run
-# sweep (docs/bench/sweep19.sh, whose loads are reused), as medians of three, the peers beside. Run
+# sweep (docs/bench/sweep17.sh, run unchanged on this code, whose loads are reused), as medians of three, the peers beside. Run
 # from a directory holding the sweep's loads d-sysbench and d-events (or links to them).
 S="./strata bench sweep --param table-size --strata-bin ./strata-bench-child --peers-bin ./strata-bench-peers \
    --mem-limit 64MiB --cache 32MiB --strata-cache fill --strata-overhead 24MiB --warmup 10s --duration 5s --keep \
