@@ -18,7 +18,7 @@ done
 python3 - <<'PY'
 import json,glob,statistics,collections
 v=collections.defaultdict(list)
-for f in sorted(glob.glob('*.json')):
+for f in sorted(glob.glob('*.json'), key=lambda f: (f.split('-')[0], int(f.split('-')[1].split('.')[0]))):  # by round
     d=json.load(open(f)); k=f.split('-')[0]
     v[k].append(round(d['results'][0]['txn_per_sec']))
 for k in sorted(v): print(k, v[k], 'median', statistics.median(v[k]))
