@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -591,6 +592,17 @@ func (db *DB) getAt(root btree.PageID, key []byte) ([]byte, error) {
 	return v, nil
 }
 
+// failure is the error a database that refuses writes returns (db.failed):
+// msg, then err, whose own "strata: " prefix is dropped from the message
+// (it names the package once), err still what errors.Is and As see.
+type failure struct {
+	msg string
+	err error
+}
+
+func (f *failure) Error() string { return f.msg + ": " + strings.TrimPrefix(f.err.Error(), "strata: ") }
+func (f *failure) Unwrap() error { return f.err }
+
 func (db *DB) readErr(err error) error {
 	if errors.Is(err, pagestore.ErrCorrupt) || errors.Is(err, btree.ErrCorruptNode) {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
@@ -785,7 +797,7 @@ func (db *DB) commitLocked(ops [][]byte, tx *btree.Tx) (uint64, error) {
 	if err := db.publish(tx, lsn); err != nil {
 		// The WAL has the commit but the tree does not: reopening
 		// replays it. Until then, refuse writes.
-		db.failed = fmt.Errorf("strata: commit failed, reopen to recover: %w", err)
+		db.failed = &failure{"strata: commit failed, reopen to recover", err}
 		return 0, db.failed
 	}
 	return lsn, nil
@@ -913,7 +925,7 @@ func (db *DB) abort(tx *btree.Tx) {
 	db.mu.RUnlock()
 	ids, err := tx.Abort()
 	if err != nil {
-		db.failed = fmt.Errorf("strata: discarding a failed commit, reopen to recover: %w", err)
+		db.failed = &failure{"strata: discarding a failed commit, reopen to recover", err}
 		db.broken = db.failed
 	}
 	db.freePages(ids, txid, false)

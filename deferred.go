@@ -371,7 +371,7 @@ func (db *DB) commitDeferredLocked(ops [][]byte, missing bool) (uint64, error) {
 		return 0, fmt.Errorf("strata: write WAL: %w", err)
 	}
 	if err := db.dq.add(ops, lsn, missing); err != nil {
-		db.failed = fmt.Errorf("strata: commit failed, reopen to recover: %w", err)
+		db.failed = &failure{"strata: commit failed, reopen to recover", err}
 		return 0, db.failed
 	}
 	return lsn, nil
@@ -440,7 +440,7 @@ func (db *DB) applyDeferredLocked(n int, read bool) error {
 // writeMu held.
 func (db *DB) failDeferred(err error) error {
 	if db.failed == nil {
-		db.failed = fmt.Errorf("strata: deferred commits could not be applied, reopen to recover them from the WAL: %w", err)
+		db.failed = &failure{"strata: deferred commits could not be applied, reopen to recover them from the WAL", err}
 	}
 	db.dq.fail(db.failed)
 	return db.failed

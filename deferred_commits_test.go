@@ -621,3 +621,25 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestFailureNamesThePackageOnce: the error of a database that refuses
+// writes after its deferred commits failed names "strata" once (its cause
+// came wrapped as "strata: apply deferred commits: …") and still unwraps
+// to the cause.
+func TestFailureNamesThePackageOnce(t *testing.T) {
+	db, _, release := heldApplier(t)
+	defer func() { release(); db.Close() }()
+	cause := vfs.InjectedError(vfs.OpRead, "db/00000001.seg")
+	db.writeMu.Lock()
+	err := db.failDeferred(db.readErr(fmt.Errorf("apply deferred commits: %w", cause)))
+	db.writeMu.Unlock()
+	if n := strings.Count(err.Error(), "strata:"); n != 1 {
+		t.Fatalf("%q names strata %d times", err, n)
+	}
+	if !errors.Is(err, cause) || !strings.Contains(err.Error(), "apply deferred commits") {
+		t.Fatalf("%q lost its cause", err)
+	}
+	if err := db.Set([]byte("k"), []byte("v")); !errors.Is(err, cause) {
+		t.Fatalf("a write after the failure: %v", err)
+	}
+}
