@@ -128,14 +128,15 @@ func testAbortRestoresTree(t *testing.T, ps int) {
 	var old []version
 	replaced := map[PageID]bool{} // freed by commits, never freed here: old versions use them
 	var frozen, committed uint64
-	aborts, faulted := 0, 0
+	aborts, faulted, abortFaults := 0, 0, 0
 	txns := 300
 	if raceEnabled {
 		txns = 100 // single-goroutine: the race detector only slows it
 	}
-	// Past txns only until a fault has been injected (reads fail only on
-	// cache misses, which a short run may not have).
-	for txn := 1; txn <= txns || faulted == 0 && txn <= 3*txns; txn++ {
+	// Past txns only until faults have been injected, in a transaction and
+	// in an abort (reads fail only on cache misses, which a short run may
+	// not have).
+	for txn := 1; txn <= txns || (faulted == 0 || abortFaults == 0) && txn <= 3*txns; txn++ {
 		if txn%15 == 0 {
 			old = append(old, version{root, model, dumpTree(t, tr, root)})
 			frozen = committed
@@ -202,7 +203,30 @@ func testAbortRestoresTree(t *testing.T, ps int) {
 		if opErr != nil {
 			faulted++
 		}
+		// Half the faulted transactions meet faults in Abort too: it is
+		// called again until it succeeds (the faults stop after three
+		// tries), resuming where it stopped. The pages it puts back are
+		// first written back and evicted, so that it reads them.
+		if mode == 3 && rng.IntN(2) == 0 {
+			// Written back, then evicted by reading other versions' pages:
+			// the abort reads its pages back.
+			if err := pool.FlushAll(); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range old {
+				dumpTree(t, tr, v.root)
+			}
+			fs.SetInjector(vfs.InjectRandom(rand.New(rand.NewPCG(uint64(txn), 5)), 0.2, vfs.OpRead))
+		}
 		ids, err := tx.Abort()
+		for try := 1; err != nil && errors.Is(err, vfs.ErrInjected); try++ {
+			abortFaults++
+			if try == 3 {
+				fs.SetInjector(nil)
+			}
+			ids, err = tx.Abort()
+		}
+		fs.SetInjector(nil)
 		if err != nil {
 			t.Fatalf("txn %d: abort (after %v): %v", txn, opErr, err)
 		}
@@ -238,9 +262,9 @@ func testAbortRestoresTree(t *testing.T, ps int) {
 		}
 		checkVersion(t, tr, root, model, rng)
 	}
-	t.Logf("%d aborts, %d after an injected fault", aborts, faulted)
-	if faulted == 0 {
-		t.Fatal("no fault was injected: the test tests nothing")
+	t.Logf("%d aborts, %d after an injected fault, %d aborts failed by one and called again", aborts, faulted, abortFaults)
+	if faulted == 0 || abortFaults == 0 {
+		t.Fatal("no fault was injected (in a transaction, in an abort): the test tests nothing")
 	}
 }
 
@@ -367,5 +391,106 @@ func TestKeyLogNotRetained(t *testing.T) {
 	}
 	if c := cap(tr.undo.buf); c > maxBeforeImages {
 		t.Fatalf("the tree keeps a key log of %d bytes", c)
+	}
+}
+
+// TestAbortResumesAfterReadError: an abort that stops at a page it cannot
+// read, called again, resumes where it stopped. The transaction made a
+// simple write to leaf A, then one to leaf B, then switched to page undo
+// (an overflow value) and changed B again (B's before-image holds the
+// simple write). A is evicted; B and the root stay in memory. The first
+// abort restores B's before-image, undoes B's simple write, then fails
+// reading A. The second must neither restore B's before-image again (that
+// would bring the simple write back) nor undo B's key again.
+func TestAbortResumesAfterReadError(t *testing.T) {
+	const ps = 4096
+	fs := vfs.NewMem()
+	cd, _ := codec.New(codec.LZ4, 0)
+	s, err := pagestore.Open("db", pagestore.Options{FS: fs, PageSize: ps, Codec: cd, DisableBackground: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.Allocate(); err != nil || id != 0 {
+		t.Fatalf("allocate page 0: %d %v", id, err)
+	}
+	// No compressed tier: an evicted page is read from the files.
+	pool, err := bufferpool.New(s, bufferpool.Options{CacheSize: 24 * ps, Partitions: 1, FixedShare: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { fs.SetInjector(nil); pool.Close(); s.Close() }()
+	tr := New(pool, 1.0)
+	key := func(i int) []byte { return fmt.Appendf(nil, "k%04d", i) }
+	tx := tr.Begin(0, 1, 0)
+	for i := range 2000 {
+		if err := tx.Put(key(i), bytes.Repeat([]byte{'a'}, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, _, err := tx.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := dumpTree(t, tr, root)
+	leaf := func(tx *Tx, k []byte) PageID {
+		path, err := tx.descend(k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(path) != 2 {
+			t.Fatalf("tree of height %d, want 2", len(path))
+		}
+		return path[1].id
+	}
+
+	tx = tr.Begin(root, 2, 0)
+	put := func(k, v []byte) {
+		if err := tx.Put(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(key(10), []byte("simple A"))
+	put(key(1000), []byte("simple B"))
+	if tx.pageUndo {
+		t.Fatal("the simple writes switched to page undo")
+	}
+	put(key(1500), bytes.Repeat([]byte{'o'}, 2*ps)) // overflow: page undo from here
+	put(key(1001), []byte("paged B"))
+	a, b, c := leaf(tx, key(10)), leaf(tx, key(1000)), leaf(tx, key(1500))
+	if _, ok := tx.before[b]; !ok || a == b || b == c {
+		t.Fatalf("leaves A %d, B %d, C %d; B has a before-image: %v", a, b, c, ok)
+	}
+	// A written back and evicted; the root, B and C read last.
+	if err := pool.FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2000; i += 20 {
+		leaf(tx, key(i))
+	}
+	for _, k := range []int{1000, 1500} {
+		leaf(tx, key(k))
+	}
+	if pool.InMemory(a) || !pool.InMemory(b) || !pool.InMemory(c) || !pool.InMemory(tx.begun) {
+		t.Fatalf("in memory: A %v, B %v, C %v, root %v; want only A out", pool.InMemory(a), pool.InMemory(b), pool.InMemory(c), pool.InMemory(tx.begun))
+	}
+
+	fs.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpRead {
+			return vfs.InjectedError(op, path)
+		}
+		return nil
+	})
+	if _, err := tx.Abort(); !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("abort with A unreadable: %v", err)
+	}
+	if tx.undone != 1 {
+		t.Fatalf("the failed abort undid %d keys, want B's one", tx.undone)
+	}
+	fs.SetInjector(nil)
+	if _, err := tx.Abort(); err != nil {
+		t.Fatalf("abort again: %v", err)
+	}
+	if got := dumpTree(t, tr, root); got != before {
+		t.Fatalf("the resumed abort left the tree changed:\n%s", diffLines(before, got))
 	}
 }

@@ -323,6 +323,9 @@ type Tx struct {
 	pageUndo bool
 	noUndo   bool
 	done     bool
+	// undone counts the key log's records Abort has undone (from the
+	// last), so that a call after an error resumes.
+	undone int
 }
 
 // pageBuffer returns a page-sized buffer for a before-image.
@@ -792,18 +795,26 @@ func (tx *Tx) Commit() (PageID, []PageID, error) {
 
 // Abort abandons the transaction: the nodes it changed in place get their
 // copies back and its simple writes are undone (undo.go), and the pages it
-// created are returned for freeing (no version ever used them). An error
-// (a page that could not be read back, or a transaction begun with
-// DisableUndo) leaves the tree changed: the caller must not use it any
-// more.
+// created are returned for freeing (no version ever used them).
+//
+// An error leaves the tree partly put back. A page that could not be read
+// (an I/O error) stops Abort before it changes anything for that page, so
+// Abort may be called again, and resumes where it stopped: a transient
+// read error need not lose the tree. Every call returns the same pages.
+// An error that another call cannot cure (a corrupt page, a leaf not as the
+// transaction left it, a transaction begun with DisableUndo) is returned
+// again; the caller must then not use the tree any more.
 func (tx *Tx) Abort() ([]PageID, error) {
 	if tx.done {
 		return nil, nil
 	}
-	tx.done = true
 	if tx.noUndo {
+		tx.done = true
 		return nil, errNoUndo
 	}
+	ids := append(tx.Created(), tx.scrap...)
+	// Each restored copy leaves the map (restoring it again after the key
+	// log changed its page would undo those changes twice).
 	var err error
 	for id, img := range tx.before {
 		pg, gerr := tx.t.pool.Get(id, bufferpool.Exclusive)
@@ -814,17 +825,22 @@ func (tx *Tx) Abort() ([]PageID, error) {
 		copy(pg.Data(), img)
 		pg.MarkDirty()
 		pg.Release()
+		tx.t.spare = append(tx.t.spare, img)
+		delete(tx.before, id)
+	}
+	if err != nil {
+		return ids, err
 	}
 	// The tree is now as it was when the transaction switched to page
 	// copies, under the root it had at Begin (simple writes do not change
 	// the root); the key log takes it back to Begin.
 	tx.root = tx.begun
-	if err == nil {
-		err = tx.undoKeys()
+	if err := tx.undoKeys(); err != nil {
+		return ids, err
 	}
-	tx.recycleImages()
+	tx.done = true
 	tx.undo.reset()
-	return append(tx.Created(), tx.scrap...), err
+	return ids, nil
 }
 
 // Walk calls fn with the id of every page of the version rooted at root:

@@ -163,10 +163,12 @@ func (tx *Tx) deleteSimple(id PageID, key []byte) (bool, error) {
 
 // undoKeys applies the key log backwards: each record puts its key's
 // previous cell and its leaf's previous txid back, in place (see the top
-// of this file).
+// of this file). It goes on from the records an earlier call undid
+// (tx.undone): a record whose pages cannot be read has changed nothing.
 func (tx *Tx) undoKeys() error {
 	var buf [12]step
-	for i := len(tx.undo.recs) - 1; i >= 0; i-- {
+	for ; tx.undone < len(tx.undo.recs); tx.undone++ {
+		i := len(tx.undo.recs) - 1 - tx.undone
 		key, old, had, txid := tx.undo.at(i)
 		path, err := tx.descend(key, buf[:0])
 		if err != nil {
