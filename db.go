@@ -914,8 +914,8 @@ func (db *DB) freePages(ids []btree.PageID, txid uint64, yield bool) {
 
 // abortRetries: a page that a failed commit's undo cannot read is tried
 // again this many times, abortBackoff and then ten times as long between
-// tries (111 ms in all, with treeMu held), before the database refuses
-// writes until reopen.
+// tries (111 ms in all, with writeMu and treeMu held), before the
+// database refuses writes until reopen.
 const (
 	abortRetries = 3
 	abortBackoff = time.Millisecond
@@ -927,18 +927,20 @@ const (
 // next checkpoint, like any other deferred free. A page that cannot be
 // read back is tried again abortRetries times, abortBackoff and then ten
 // times as long between tries (the transaction resumes where it stopped),
-// so a transient read error does not cost the database. If a page still
-// cannot be put back, the tree is no longer the last commit's: reads,
-// writes and checkpoints are refused until reopen (recovery rebuilds it
-// from the checkpoint and the WAL). Called with treeMu held exclusively:
-// reads wait for the tries.
+// so a transient read error does not cost the database; a corrupt page,
+// a tree not as the transaction left it, or a Close under way is not tried
+// again. If a page still cannot be put back, the tree is no longer the
+// last commit's: reads, writes and checkpoints are refused until reopen
+// (recovery rebuilds it from the checkpoint and the WAL). Called with
+// writeMu and treeMu held exclusively: reads, commits and a checkpoint's
+// freeze wait for the tries.
 func (db *DB) abort(tx *btree.Tx) {
 	db.mu.RLock()
 	txid := db.txid
 	db.mu.RUnlock()
 	ids, err := tx.Abort()
 	backoff := abortBackoff
-	for try := 1; err != nil && try <= abortRetries && !db.closed.Load() && !errors.Is(db.readErr(err), ErrCorrupt); try++ {
+	for try := 1; err != nil && try <= abortRetries && !db.closed.Load() && !errors.Is(err, btree.ErrCannotUndo) && !errors.Is(db.readErr(err), ErrCorrupt); try++ {
 		db.opts.Logger.Warn("strata: undoing a failed commit, trying again", "err", err, "after", backoff)
 		time.Sleep(backoff)
 		backoff *= 10

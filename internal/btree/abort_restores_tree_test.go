@@ -486,11 +486,34 @@ func TestAbortResumesAfterReadError(t *testing.T) {
 	if tx.undone != 1 {
 		t.Fatalf("the failed abort undid %d keys, want B's one", tx.undone)
 	}
+	if err := tx.Put(key(5), []byte("x")); err == nil {
+		t.Fatal("a transaction whose abort failed took a write")
+	}
+	if _, _, err := tx.Commit(); err == nil {
+		t.Fatal("a transaction whose abort failed committed")
+	}
 	fs.SetInjector(nil)
 	if _, err := tx.Abort(); err != nil {
 		t.Fatalf("abort again: %v", err)
 	}
 	if got := dumpTree(t, tr, root); got != before {
 		t.Fatalf("the resumed abort left the tree changed:\n%s", diffLines(before, got))
+	}
+}
+
+// TestAbortWithoutUndoFailsEveryTime: a transaction begun with DisableUndo
+// cannot be aborted, and says so on every call (a caller that tries again
+// must not take a second call for success).
+func TestAbortWithoutUndoFailsEveryTime(t *testing.T) {
+	tr, _, _ := newTestTree(t, 4096, 1<<20, 1.0)
+	tx := tr.Begin(0, 1, 0)
+	tx.DisableUndo()
+	if err := tx.Put([]byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := tx.Abort(); !errors.Is(err, ErrCannotUndo) {
+			t.Fatalf("abort %d: %v, want ErrCannotUndo", i+1, err)
+		}
 	}
 }

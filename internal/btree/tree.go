@@ -323,9 +323,12 @@ type Tx struct {
 	pageUndo bool
 	noUndo   bool
 	done     bool
-	// undone counts the key log's records Abort has undone (from the
-	// last), so that a call after an error resumes.
-	undone int
+	// aborting: an Abort began and did not finish (done is set too, so
+	// the transaction takes no more writes); undone counts the key log's
+	// records it has undone (from the last), so that a call after an
+	// error resumes.
+	aborting bool
+	undone   int
 }
 
 // pageBuffer returns a page-sized buffer for a before-image.
@@ -801,17 +804,19 @@ func (tx *Tx) Commit() (PageID, []PageID, error) {
 // (an I/O error) stops Abort before it changes anything for that page, so
 // Abort may be called again, and resumes where it stopped: a transient
 // read error need not lose the tree. Every call returns the same pages.
-// An error that another call cannot cure (a corrupt page, a leaf not as the
-// transaction left it, a transaction begun with DisableUndo) is returned
-// again; the caller must then not use the tree any more.
+// An error that another call cannot cure is returned again: a corrupt page
+// (ErrCorruptNode, or the store's), or ErrCannotUndo (a leaf not as the
+// transaction left it, a transaction begun with DisableUndo). The caller
+// must then not use the tree any more.
 func (tx *Tx) Abort() ([]PageID, error) {
-	if tx.done {
-		return nil, nil
-	}
 	if tx.noUndo {
 		tx.done = true
 		return nil, errNoUndo
 	}
+	if tx.done && !tx.aborting {
+		return nil, nil // committed, or aborted
+	}
+	tx.done, tx.aborting = true, true // no more writes, even if this fails
 	ids := append(tx.Created(), tx.scrap...)
 	// Each restored copy leaves the map (restoring it again after the key
 	// log changed its page would undo those changes twice).
@@ -838,7 +843,7 @@ func (tx *Tx) Abort() ([]PageID, error) {
 	if err := tx.undoKeys(); err != nil {
 		return ids, err
 	}
-	tx.done = true
+	tx.aborting = false
 	tx.undo.reset()
 	return ids, nil
 }

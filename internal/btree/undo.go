@@ -72,8 +72,12 @@ func (u *undoLog) at(i int) (key, old []byte, had bool, txid uint64) {
 	return k, u.buf[r.off+r.klen : r.off+r.klen+r.vlen], r.had, r.txid
 }
 
+// ErrCannotUndo: Abort cannot put the tree back, and calling it again
+// will not help (unlike a page it could not read).
+var ErrCannotUndo = errors.New("btree: cannot undo")
+
 // errNoUndo: Abort of a transaction begun with DisableUndo.
-var errNoUndo = errors.New("btree: transaction without undo cannot be aborted")
+var errNoUndo = fmt.Errorf("%w: transaction begun without undo", ErrCannotUndo)
 
 // DisableUndo makes the transaction keep no undo: nothing is copied or
 // logged, and Abort fails. For WAL replay, whose caller discards the
@@ -182,7 +186,7 @@ func (tx *Tx) undoKeys() error {
 		if n.txid() != tx.txid {
 			// Simple writes set the txid: this leaf is not one of theirs.
 			pg.Release()
-			return fmt.Errorf("btree: undo of key %q: page %d was not changed by the transaction", key, path[len(path)-1].id)
+			return fmt.Errorf("%w: key %q: page %d was not changed by the transaction", ErrCannotUndo, key, path[len(path)-1].id)
 		}
 		j, found := n.search(key)
 		ok := true
@@ -194,14 +198,15 @@ func (tx *Tx) undoKeys() error {
 		case found:
 			n.deleteCell(j)
 		}
+		if !ok { // the page is unchanged
+			pg.Release()
+			return fmt.Errorf("%w: key %q: its old cell does not fit page %d", ErrCannotUndo, key, path[len(path)-1].id)
+		}
 		// The txid too: a snapshot of the last commit must find the leaf
 		// frozen (the next transaction may reuse this one's txid).
 		n.setTxid(txid)
 		pg.MarkDirty()
 		pg.Release()
-		if !ok {
-			return fmt.Errorf("btree: undo of key %q: its old cell does not fit page %d", key, path[len(path)-1].id)
-		}
 	}
 	return nil
 }
