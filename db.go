@@ -35,6 +35,7 @@ import (
 	"github.com/stratadb/strata/internal/btree"
 	"github.com/stratadb/strata/internal/bufferpool"
 	"github.com/stratadb/strata/internal/flashcache"
+	"github.com/stratadb/strata/internal/handoff"
 	"github.com/stratadb/strata/internal/pagestore"
 	"github.com/stratadb/strata/internal/vfs"
 	"github.com/stratadb/strata/internal/wal"
@@ -73,8 +74,9 @@ type DB struct {
 	log        *wal.Log
 
 	// writeMu serializes writers (one at a time, as bbolt) and a
-	// checkpoint's freeze.
-	writeMu sync.Mutex
+	// checkpoint's freeze (package handoff says why it is not a
+	// sync.Mutex).
+	writeMu handoff.Mutex
 	// ckptMu keeps one checkpoint at a time; taken before writeMu.
 	ckptMu sync.Mutex
 	// treeMu keeps point reads out of the tree while a commit changes its
