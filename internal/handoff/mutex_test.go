@@ -10,7 +10,7 @@ import (
 
 // TestMutexExcludes: goroutines taking the lock (Lock and TryLock)
 // never hold it together; every increment of a plain counter made under
-// it survives (and -race sees no race).
+// it survives (and -race sees no race); none waits forever.
 func TestMutexExcludes(t *testing.T) {
 	var l Mutex
 	var wg sync.WaitGroup
@@ -40,7 +40,13 @@ func TestMutexExcludes(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("goroutines still waiting after a minute: a lost wake-up")
+	}
 	if n != 8*rounds {
 		t.Fatalf("counted %d, want %d", n, 8*rounds)
 	}
