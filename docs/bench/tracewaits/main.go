@@ -119,6 +119,20 @@ func stack(s trace.Stack, n int, keep string) string {
 	return b.String()
 }
 
+// goTransition returns the goroutine state change ev records, if it is
+// one.
+func goTransition(ev trace.Event) (t trace.StateTransition, g trace.GoID, from, to trace.GoState, ok bool) {
+	if ev.Kind() != trace.EventStateTransition {
+		return t, 0, 0, 0, false
+	}
+	t = ev.StateTransition()
+	if t.Resource.Kind != trace.ResourceGoroutine {
+		return t, 0, 0, 0, false
+	}
+	from, to = t.Goroutine()
+	return t, t.Resource.Goroutine(), from, to, true
+}
+
 func waits(file, sub string) error {
 	type state struct {
 		state trace.GoState
@@ -138,15 +152,10 @@ func waits(file, sub string) error {
 	var spans []span
 	match := map[trace.GoID]bool{}
 	err := events(file, func(ev trace.Event, ms float64) bool {
-		if ev.Kind() != trace.EventStateTransition {
+		t, g, _, to, ok := goTransition(ev)
+		if !ok {
 			return true
 		}
-		t := ev.StateTransition()
-		if t.Resource.Kind != trace.ResourceGoroutine {
-			return true
-		}
-		g := t.Resource.Goroutine()
-		_, to := t.Goroutine()
 		s := cur[g]
 		if s != nil && (s.state == trace.GoWaiting || s.state == trace.GoRunnable) && to != s.state {
 			spans = append(spans, span{g, s.state, s.since, ms - s.since, s.why, s.stack})
@@ -190,15 +199,10 @@ func window(file string, from, to float64) error {
 		if ev.Kind() == trace.EventRangeBegin && ms >= from && ms <= to {
 			fmt.Printf("%.3f ms: %s\n", ms, ev.Range().Name)
 		}
-		if ev.Kind() != trace.EventStateTransition {
+		_, g, a, b, ok := goTransition(ev)
+		if !ok {
 			return true
 		}
-		t := ev.StateTransition()
-		if t.Resource.Kind != trace.ResourceGoroutine {
-			return true
-		}
-		g := t.Resource.Goroutine()
-		a, b := t.Goroutine()
 		switch {
 		case b == trace.GoRunning:
 			running[g] = ms
@@ -229,17 +233,13 @@ func window(file string, from, to float64) error {
 func who(file string, g trace.GoID) error {
 	seen := map[string]bool{}
 	return events(file, func(ev trace.Event, ms float64) bool {
-		if ev.Kind() != trace.EventStateTransition {
-			return true
-		}
-		t := ev.StateTransition()
-		if t.Resource.Kind != trace.ResourceGoroutine || t.Resource.Goroutine() != g {
+		t, id, a, b, ok := goTransition(ev)
+		if !ok || id != g {
 			return true
 		}
 		s := stack(t.Stack, 20, "")
 		if !seen[s] {
 			seen[s] = true
-			a, b := t.Goroutine()
 			fmt.Printf("%v->%v %q%s\n", a, b, t.Reason, s)
 		}
 		return len(seen) < 8
