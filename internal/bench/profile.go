@@ -33,6 +33,17 @@ const MutexProfileEnv = "STRATA_BENCH_MUTEXPROFILE"
 
 const mutexSampling = 10
 
+// BlockProfileEnv names the environment variable that makes a child write
+// a blocking profile of its measured phase to the file it names, with
+// ".<engine>" appended as for ProfileEnv: where goroutines waited on
+// channels, sync primitives and selects (`go tool pprof FILE`). Waits for
+// Strata's writer lock (internal/handoff: a channel receive) show here and
+// not in the mutex profile. Blocking events of blockSampling ns or more
+// are all recorded, shorter ones in proportion.
+const BlockProfileEnv = "STRATA_BENCH_BLOCKPROFILE"
+
+const blockSampling = 10_000
+
 // startProfile starts the CPU profile ProfileEnv asks for, the mutex
 // profile MutexProfileEnv asks for and the trace TraceEnv asks for, if
 // any, and returns the function that stops them and reports whether the
@@ -42,9 +53,9 @@ func startProfile(engine string) (stop func() error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	stopMutex := startMutexProfile(engine)
+	stopMutex, stopBlock := startMutexProfile(engine), startBlockProfile(engine)
 	stopCPU = func(stop func() error) func() error {
-		return func() error { return errors.Join(stopMutex(), stop()) }
+		return func() error { return errors.Join(stopMutex(), stopBlock(), stop()) }
 	}(stopCPU)
 	path := os.Getenv(TraceEnv)
 	if path == "" {
@@ -125,23 +136,37 @@ func writeHeapProfile(engine string) error {
 // startMutexProfile starts recording lock contention if MutexProfileEnv
 // asks for it, and returns the function that writes the profile.
 func startMutexProfile(engine string) (stop func() error) {
-	path := os.Getenv(MutexProfileEnv)
+	return startSampledProfile(MutexProfileEnv, "mutex", engine, mutexSampling, func(rate int) { runtime.SetMutexProfileFraction(rate) })
+}
+
+// startBlockProfile starts recording blocking events if BlockProfileEnv
+// asks for it, and returns the function that writes the profile.
+func startBlockProfile(engine string) (stop func() error) {
+	return startSampledProfile(BlockProfileEnv, "block", engine, blockSampling, runtime.SetBlockProfileRate)
+}
+
+// startSampledProfile sets the runtime's sampling to rate (with set) if
+// the variable env names a file, and returns the function that sets it
+// back to 0 and writes the runtime's profile name there, with
+// ".<engine>" appended.
+func startSampledProfile(env, name, engine string, rate int, set func(rate int)) (stop func() error) {
+	path := os.Getenv(env)
 	if path == "" {
 		return func() error { return nil }
 	}
-	runtime.SetMutexProfileFraction(mutexSampling)
+	set(rate)
 	return func() error {
-		runtime.SetMutexProfileFraction(0)
+		set(0)
 		f, err := os.Create(path + "." + engine)
 		if err != nil {
-			return fmt.Errorf("bench: mutex profile: %w", err)
+			return fmt.Errorf("bench: %s profile: %w", name, err)
 		}
-		err = pprof.Lookup("mutex").WriteTo(f, 0)
+		err = pprof.Lookup(name).WriteTo(f, 0)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return fmt.Errorf("bench: mutex profile: %w", err)
+			return fmt.Errorf("bench: %s profile: %w", name, err)
 		}
 		return nil
 	}

@@ -54,6 +54,24 @@ func TestMutexProfileWritten(t *testing.T) {
 	}
 }
 
+// TestBlockProfileWritten: with BlockProfileEnv set, a run leaves a
+// blocking profile (gzip'd protobuf) at the named path with ".<engine>"
+// appended.
+func TestBlockProfileWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "block")
+	t.Setenv(BlockProfileEnv, path)
+	if _, err := Run(context.Background(), testSpec(t, "map", "oltp_write_only"), nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path + ".map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		t.Errorf("block profile of %d bytes does not start as gzip: % x", len(b), b[:min(len(b), 4)])
+	}
+}
+
 // TestTraceWritten: with TraceEnv set, a run leaves an execution trace
 // at the named path with ".<engine>" appended, and a CPU profile beside
 // it when ProfileEnv is set too.

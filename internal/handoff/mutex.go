@@ -39,7 +39,8 @@
 // releases hand over (a review measured 44% with three goroutines, 69%
 // with four): this is then the channel's behaviour, and its cost. Waits
 // for the lock are channel receives: the mutex profile
-// (STRATA_BENCH_MUTEXPROFILE) no longer shows them; the block profile does.
+// (STRATA_BENCH_MUTEXPROFILE) no longer shows them; the block profile
+// (STRATA_BENCH_BLOCKPROFILE) does.
 
 // Lock rules: Mutex.mu guards the line of waiters and each waiter's
 // handed and signalled flags; Mutex.held is the lock itself (1 while
