@@ -404,7 +404,7 @@ func replayErr(lsn uint64, err error) error {
 		errors.Is(err, btree.ErrKeyTooLarge) || errors.Is(err, btree.ErrValueTooLarge) {
 		return fmt.Errorf("%w: WAL record %d: %w", ErrCorrupt, lsn, err)
 	}
-	if errors.Is(err, pagestore.ErrCorrupt) || errors.Is(err, btree.ErrCorruptNode) {
+	if corruptPage(err) {
 		return fmt.Errorf("%w: replay WAL record %d: %w", ErrCorrupt, lsn, err)
 	}
 	return fmt.Errorf("strata: replay WAL record %d: %w", lsn, err)
@@ -605,8 +605,14 @@ type failure struct {
 func (f *failure) Error() string { return f.msg + ": " + strings.TrimPrefix(f.err.Error(), "strata: ") }
 func (f *failure) Unwrap() error { return f.err }
 
+// corruptPage reports whether err comes from bad bytes in a page: the
+// store's checksum or a node that does not parse.
+func corruptPage(err error) bool {
+	return errors.Is(err, pagestore.ErrCorrupt) || errors.Is(err, btree.ErrCorruptNode)
+}
+
 func (db *DB) readErr(err error) error {
-	if errors.Is(err, pagestore.ErrCorrupt) || errors.Is(err, btree.ErrCorruptNode) {
+	if corruptPage(err) {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return fmt.Errorf("strata: %w", err)
@@ -942,7 +948,7 @@ func (db *DB) abort(tx *btree.Tx) {
 	db.mu.RUnlock()
 	ids, err := tx.Abort()
 	backoff := abortBackoff
-	for try := 1; err != nil && try <= abortRetries && !db.closed.Load() && !errors.Is(err, btree.ErrCannotUndo) && !errors.Is(db.readErr(err), ErrCorrupt); try++ {
+	for try := 1; err != nil && try <= abortRetries && !db.closed.Load() && !errors.Is(err, btree.ErrCannotUndo) && !corruptPage(err); try++ {
 		db.opts.Logger.Warn("strata: undoing a failed commit, trying again", "err", err, "after", backoff)
 		time.Sleep(backoff)
 		backoff *= 10

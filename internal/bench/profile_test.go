@@ -12,11 +12,13 @@ import (
 	"time"
 )
 
-// TestHeapProfileWritten: with HeapProfileEnv set, a run leaves a heap
-// profile (gzip'd protobuf) at the named path with ".<engine>" appended.
-func TestHeapProfileWritten(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "heap")
-	t.Setenv(HeapProfileEnv, path)
+// runWithProfile runs a short map-engine workload with env naming
+// dir/name, and checks that it left a profile (gzip'd protobuf) at that
+// path with ".<engine>" appended.
+func runWithProfile(t *testing.T, env, name string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	t.Setenv(env, path)
 	res, err := Run(context.Background(), testSpec(t, "map", "oltp_write_only"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -29,48 +31,27 @@ func TestHeapProfileWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
-		t.Errorf("heap profile of %d bytes does not start as gzip: % x", len(b), b[:min(len(b), 4)])
+		t.Errorf("%s profile of %d bytes does not start as gzip: % x", name, len(b), b[:min(len(b), 4)])
 	}
 }
 
+// TestHeapProfileWritten: with HeapProfileEnv set, a run leaves a heap
+// profile at the named path with ".<engine>" appended.
+func TestHeapProfileWritten(t *testing.T) { runWithProfile(t, HeapProfileEnv, "heap") }
+
 // TestMutexProfileWritten: with MutexProfileEnv set, a run leaves a mutex
-// profile (gzip'd protobuf) at the named path with ".<engine>" appended,
-// and stops sampling contention when it ends.
+// profile at the named path with ".<engine>" appended, and stops
+// sampling contention when it ends.
 func TestMutexProfileWritten(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "mutex")
-	t.Setenv(MutexProfileEnv, path)
-	if _, err := Run(context.Background(), testSpec(t, "map", "oltp_write_only"), nil); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path + ".map")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
-		t.Errorf("mutex profile of %d bytes does not start as gzip: % x", len(b), b[:min(len(b), 4)])
-	}
+	runWithProfile(t, MutexProfileEnv, "mutex")
 	if rate := runtime.SetMutexProfileFraction(-1); rate != 0 {
 		t.Errorf("mutex profile fraction %d after the run, want 0", rate)
 	}
 }
 
 // TestBlockProfileWritten: with BlockProfileEnv set, a run leaves a
-// blocking profile (gzip'd protobuf) at the named path with ".<engine>"
-// appended.
-func TestBlockProfileWritten(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "block")
-	t.Setenv(BlockProfileEnv, path)
-	if _, err := Run(context.Background(), testSpec(t, "map", "oltp_write_only"), nil); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path + ".map")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
-		t.Errorf("block profile of %d bytes does not start as gzip: % x", len(b), b[:min(len(b), 4)])
-	}
-}
+// blocking profile at the named path with ".<engine>" appended.
+func TestBlockProfileWritten(t *testing.T) { runWithProfile(t, BlockProfileEnv, "block") }
 
 // TestTraceWritten: with TraceEnv set, a run leaves an execution trace
 // at the named path with ".<engine>" appended, and a CPU profile beside
