@@ -30,8 +30,9 @@ import (
 // commits are deferred only where reads are asynchronous (asyncReads).
 //
 // A commit that finds, looking at its keys' paths in memory only, a
-// page missing (or that finds deferred commits queued) does not change the
-// tree: under writeMu it appends its WAL record, as any commit, and adds
+// page missing (or that finds deferred commits queued; commitQueued says
+// when it applies some of them first) does not change the tree: under
+// writeMu it appends its WAL record, as any commit, and adds
 // its writes to the queue, whose index maps each key to its newest queued
 // write. Point reads look in the index first. The applier, a goroutine,
 // takes the queued commits oldest first, a group at a time, reads the
@@ -77,8 +78,8 @@ import (
 // it: the queued commits were acknowledged and are in the WAL (the next
 // Open applies them), and point reads still find them in the index
 // meanwhile. An error met by a commit applying the queue itself (an
-// Update, a large batch, a cached commit behind a short queue) fails that
-// call only.
+// Update, a large batch, a cached commit applying a group of cached
+// ones) fails that call only.
 //
 // Lock rules: deferQueue.mu guards the queue and the index; it is taken
 // after writeMu and treeMu, never before them, and held only for map and
@@ -325,24 +326,43 @@ func (db *DB) deferCommit(b *Batch) bool {
 }
 
 // commitQueued commits ops while commits are queued, or deferIt (its
-// pages are not in memory): queued behind them; or, where its pages are
-// in memory and so are those of the queued commits, or few commits are
-// queued, after applying those here, directly, so that the queue empties
-// once the cache has warmed up and cached commits stop paying its costs
-// (measured on cached updates: every commit stayed queued behind the
-// first cold ones, 0.65–1.0× the throughput at 1.5× the CPU, and the
-// queue outgrew its limit, docs/BENCHMARKS.md); or, too large for the
-// queue, after applying it, directly. Called with writeMu held.
+// pages are not in memory). Called with writeMu held.
+//
+//   - Too large for the queue (or deferral turned off): after applying
+//     the queue, directly.
+//   - deferIt, or commits that found pages missing are queued: queued
+//     behind them. A committer never reads the queue's missing pages
+//     holding writeMu: the applier reads them outside every lock, while
+//     the commits behind queue. (Applying a short queue here, reading its
+//     pages, made every other committer wait for those reads: 11–12 ms
+//     during checkpoints on a cached oltp_write_only, docs/BENCHMARKS.md,
+//     twenty-first session.)
+//   - Only commits whose pages were in memory are queued: it applies the
+//     oldest group of them (deferGroup), and commits directly if that
+//     emptied the queue, else queues behind the rest. So the queue empties
+//     once the cache has warmed up and cached commits stop paying its
+//     costs (measured on cached updates: every commit stayed queued
+//     behind the first cold ones, 0.65–1.0× the throughput at 1.5× the
+//     CPU, and the queue outgrew its limit), while no commit applies more
+//     than one group: after a long read, hundreds of commits may be
+//     queued.
 func (db *DB) commitQueued(ops [][]byte, size int64, deferIt bool) (uint64, error) {
-	switch {
-	case !deferIt && (db.dq.missingQueued() == 0 || db.dq.queued.Load() <= deferGroup):
-	case size <= db.dq.limit && !db.opts.DisableDeferredCommits:
+	if size > db.dq.limit || db.opts.DisableDeferredCommits {
+		if err := db.applyDeferredLocked(-1, true); err != nil {
+			return 0, err
+		}
+		return db.commitLocked(ops, nil)
+	}
+	if deferIt || db.dq.missingQueued() > 0 {
 		return db.commitDeferredLocked(ops, deferIt)
 	}
-	if err := db.applyDeferredLocked(-1, true); err != nil {
+	if err := db.applyDeferredLocked(deferGroup, false); err != nil {
 		return 0, err
 	}
-	return db.commitLocked(ops, nil)
+	if db.dq.queued.Load() == 0 {
+		return db.commitLocked(ops, nil)
+	}
+	return db.commitDeferredLocked(ops, false)
 }
 
 // asyncReads reports whether the store's reads hold no P while the device

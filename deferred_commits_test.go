@@ -98,10 +98,11 @@ func TestDeferredCommitWaitsForNoRead(t *testing.T) {
 	}
 }
 
-// TestCachedCommitsLeaveTheQueue: a commit whose pages are in memory,
-// arriving with few commits queued, applies them itself and commits
-// directly, so that the queue empties once the cache has warmed up.
-func TestCachedCommitsLeaveTheQueue(t *testing.T) {
+// TestCachedCommitsQueueBehindMissingOnes: a commit whose pages are in
+// memory, arriving while a commit that found a page missing is queued,
+// queues behind it instead of applying it (which would read its pages
+// holding writeMu, every other committer waiting for the read).
+func TestCachedCommitsQueueBehindMissingOnes(t *testing.T) {
 	db, missing, release := heldApplier(t)
 	defer db.Close()
 	defer release()
@@ -115,11 +116,86 @@ func TestCachedCommitsLeaveTheQueue(t *testing.T) {
 	if err := db.Set([]byte("warm"), []byte("2")); err != nil {
 		t.Fatal(err)
 	}
-	if st := db.Stats(); st.DeferredCommits != 1 || st.DeferredQueued != 0 || st.DeferredApplied != 1 {
-		t.Fatalf("after a cached commit: deferred %d, queued %d, applied %d; want 1, 0, 1", st.DeferredCommits, st.DeferredQueued, st.DeferredApplied)
+	if st := db.Stats(); st.DeferredCommits != 2 || st.DeferredQueued != 2 || st.DeferredApplied != 0 {
+		t.Fatalf("after a cached commit: deferred %d, queued %d, applied %d; want 2, 2, 0 (queued behind the cold one)", st.DeferredCommits, st.DeferredQueued, st.DeferredApplied)
 	}
 	for k, want := range map[string]string{"cold": "1", "warm": "2"} {
 		if v, err := db.Get([]byte(k)); err != nil || string(v) != want {
+			t.Fatalf("get %s while queued: %q, %v", k, v, err)
+		}
+	}
+	release()
+	waitApplied(t, db)
+	if st := db.Stats(); st.DeferredApplied != 2 {
+		t.Fatalf("DeferredApplied %d once the applier ran, want 2", st.DeferredApplied)
+	}
+}
+
+// TestCachedCommitsLeaveTheQueue: once no queued commit found a page
+// missing, each cached commit applies the oldest group of the queue
+// (deferGroup commits, no more) and commits directly when that empties
+// it, so the queue empties once the cache has warmed up, and no commit
+// applies hundreds of queued ones.
+func TestCachedCommitsLeaveTheQueue(t *testing.T) {
+	db, missing, release := heldApplier(t)
+	defer db.Close()
+	defer release()
+	const warm = 2*deferGroup + 8
+	set := func(i int) {
+		t.Helper()
+		if err := db.Set([]byte(fmt.Sprintf("k%03d", i)), []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(0) // cold: queued, marked missing
+	*missing = false
+	for i := 1; i <= warm; i++ {
+		set(i) // queued behind it
+	}
+	if st := db.Stats(); st.DeferredQueued != warm+1 || st.DeferredApplied != 0 {
+		t.Fatalf("queued %d, applied %d; want %d, 0", st.DeferredQueued, st.DeferredApplied, warm+1)
+	}
+	// Let the applier apply its first group (the cold commit, and the
+	// cached ones queued when it looked); it then waits again before its
+	// next apply.
+	applierHold <- struct{}{}
+	deadline := time.Now().Add(10 * time.Second)
+	for db.Stats().DeferredApplied == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the applier did not apply its first group in 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Each cached commit now applies one group and queues behind the
+	// rest, until a group empties the queue and it commits directly.
+	n := warm
+	for {
+		before := db.Stats()
+		n++
+		set(n)
+		st := db.Stats()
+		group := min(before.DeferredQueued, deferGroup)
+		wantQueued := before.DeferredQueued - group + 1
+		if wantQueued == 1 {
+			wantQueued = 0 // the group emptied the queue: committed directly
+		}
+		if st.DeferredApplied != before.DeferredApplied+group || st.DeferredQueued != wantQueued {
+			t.Fatalf("a cached commit behind %d cached ones: applied %d → %d, queued %d; want %d applied, %d queued",
+				before.DeferredQueued, before.DeferredApplied, st.DeferredApplied, st.DeferredQueued, group, wantQueued)
+		}
+		if wantQueued == 0 {
+			break
+		}
+	}
+	if n < warm+2 {
+		t.Fatalf("the queue emptied after %d cached commits; want at least 2 (one applying a group and queueing)", n-warm)
+	}
+	if st := db.Stats(); st.DeferredQueued != 0 || st.DeferredApplied != st.DeferredCommits {
+		t.Fatalf("queued %d, applied %d of %d deferred", st.DeferredQueued, st.DeferredApplied, st.DeferredCommits)
+	}
+	for i := 0; i <= n; i++ {
+		k := fmt.Sprintf("k%03d", i)
+		if v, err := db.Get([]byte(k)); err != nil || string(v) != fmt.Sprint(i) {
 			t.Fatalf("get %s: %q, %v", k, v, err)
 		}
 	}

@@ -397,6 +397,7 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.redundant_evictions"] = float64(p.RedundantEvictions - b.RedundantEvictions)
 	m["pool.redundant_images"] = float64(p.RedundantImages)
 	m["pool.moved_pieces"] = float64(p.MovedPieces - b.MovedPieces)
+	m["pool.discards"] = float64(p.Discards - b.Discards)
 	m["pool.read_ahead_reads"] = float64(p.ReadAheadReads - b.ReadAheadReads)
 	m["pool.read_ahead_pages"] = float64(p.ReadAheadPages - b.ReadAheadPages)
 	m["pool.read_ahead_hits"] = float64(p.ReadAheadHits - b.ReadAheadHits)

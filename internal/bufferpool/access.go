@@ -10,7 +10,7 @@ import (
 )
 
 // Page access: hits, loads (promotion of an image, or a miss read from the
-// store), new pages, release, dirtying and dropping.
+// store), new pages, release, dirtying, dropping and discarding.
 //
 // Lock rules: a hit takes no partition lock and no pin (tryHit: a TryLock
 // of the frame's latch, then a check against the descriptor). get's
@@ -491,6 +491,31 @@ func (pt *partition) drop(id PageID) error {
 		}
 		d = pt.desc(di)
 	}
+}
+
+// discard drops page id if it is idle and clean (Pool.Discard), without
+// waiting. Called without mu.
+func (pt *partition) discard(id PageID) bool {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	di, ok := pt.table.lookup(id)
+	if !ok {
+		return false
+	}
+	d := pt.desc(di)
+	idle, f := pt.latchIdle(d)
+	if !idle {
+		return false
+	}
+	if d.dirty.Load() {
+		if f >= 0 {
+			pt.latches[f].Unlock()
+		}
+		return false
+	}
+	pt.dropIdle(di, f)
+	pt.st.discards.Add(1)
+	return true
 }
 
 // latchIdle reports whether page d is idle: unpinned and not in transit.

@@ -133,6 +133,7 @@ type partStats struct {
 	movedPieces, loadErrors               atomic.Int64
 	fbWaits, fbWaitNanos, flushes         atomic.Int64
 	checkpointWrites                      atomic.Int64
+	discards                              atomic.Int64 // clean pages dropped by Discard
 	hotSkips                              atomic.Int64 // dirty hot pages the background cleaner left (hotDirty)
 	raReads, raPages, raHits, raUnused    atomic.Int64 // read-ahead (readahead.go)
 	ghostUonC, ghostUonMiss, ghostConMiss atomic.Int64 // controller inputs, reset each interval

@@ -113,6 +113,9 @@ type Stats struct {
 	ImageEvictions     int64 // images of pages not in a frame dropped
 	RedundantEvictions int64 // redundant images dropped
 	MovedPieces        int64 // image pieces moved to give OS pages of the image arena back
+	// Discards are the pages Discard dropped from memory (replaced pages
+	// no reader needs, still in the store).
+	Discards int64
 	// Read-ahead (ReadAhead): the store reads it made, the pages it kept
 	// as images, the accesses those served (compressed hits, counted in
 	// HitsCompressed too) and the pages evicted before any use.
@@ -161,6 +164,7 @@ func (p *Pool) Stats() Stats {
 		st.ImageEvictions += s.evictImages.Load()
 		st.RedundantEvictions += s.evictRedundant.Load()
 		st.MovedPieces += s.movedPieces.Load()
+		st.Discards += s.discards.Load()
 		st.ReadAheadReads += s.raReads.Load()
 		st.ReadAheadPages += s.raPages.Load()
 		st.ReadAheadHits += s.raHits.Load()
