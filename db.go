@@ -128,6 +128,10 @@ type DB struct {
 	// from the pool once no reader needs them (pool.Discard), so that
 	// the old copies do not take memory from the live pages.
 	pendingDiscard []pendingFree
+	// discardLater are replaced pages of the durable tree that were dirty
+	// (or in use) when dropped: the running checkpoint writes them back,
+	// and drops them once it has (releaseFrees).
+	discardLater []btree.PageID
 	// fresh are the pages written since the last checkpoint: no durable
 	// tree uses them, so once replaced they can be freed as soon as no
 	// snapshot needs them — before the page cleaner spends a compression
@@ -868,9 +872,15 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 	drop := takeReady(&db.pendingDiscard, oldest)
 	db.mu.Unlock()
 	db.freePages(now, txid, false)
-	db.discardPages(drop)
+	db.discardPages(drop, true)
 	return nil
 }
+
+// discardPerCommit is the most replaced pages a commit drops from the pool
+// itself (holding writeMu and treeMu, which every other commit waits for);
+// a longer list (a snapshot held them) is left to the next checkpoint,
+// whose loop yields.
+const discardPerCommit = 64
 
 // discardPages drops replaced pages of the durable tree from the pool
 // (pool.Discard: the clean and idle ones, without waiting); they stay in
@@ -878,9 +888,34 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 // on cached oltp_write_only before this: the old copies held about half
 // the frames, and the live pages they pushed out were read again, with
 // commits deferred on them (docs/BENCHMARKS.md, twenty-first session).
-func (db *DB) discardPages(ids []btree.PageID) {
+//
+// From a commit (fromCommit), a list longer than discardPerCommit, and
+// the pages still dirty (replaced while a checkpoint writes them back:
+// most of them, with uniform updates) or in use, go to discardLater, for
+// the checkpoint to drop once it has written them back (releaseFrees).
+// From a checkpoint, it yields the processor after each page (as
+// freePages), and a page still in use stays in memory until evicted.
+// Called without db.mu.
+func (db *DB) discardPages(ids []btree.PageID, fromCommit bool) {
+	if fromCommit && len(ids) > discardPerCommit {
+		db.mu.Lock()
+		db.discardLater = append(db.discardLater, ids...)
+		db.mu.Unlock()
+		return
+	}
+	var kept []btree.PageID
 	for _, id := range ids {
-		db.pool.Discard(id)
+		if db.pool.Discard(id) && fromCommit {
+			kept = append(kept, id)
+		}
+		if !fromCommit {
+			runtime.Gosched()
+		}
+	}
+	if len(kept) > 0 {
+		db.mu.Lock()
+		db.discardLater = append(db.discardLater, kept...)
+		db.mu.Unlock()
 	}
 }
 
@@ -1147,7 +1182,8 @@ func (db *DB) releaseFrees() error {
 	db.mu.Lock()
 	oldest := db.oldestReadLocked()
 	ready := takeReady(&db.pendingFresh, oldest)
-	drop := takeReady(&db.pendingDiscard, oldest)
+	drop := append(db.discardLater, takeReady(&db.pendingDiscard, oldest)...)
+	db.discardLater = nil
 	keep := db.pending[:0]
 	var fromPending int64
 	for _, p := range db.pending {
@@ -1164,7 +1200,7 @@ func (db *DB) releaseFrees() error {
 	db.pending = keep
 	txid := db.txid
 	db.mu.Unlock()
-	db.discardPages(drop)
+	db.discardPages(drop, false) // written back now, or in use
 	db.freePages(ready, txid, true)
 	db.pendingPages.Add(-fromPending)
 	return nil

@@ -124,7 +124,8 @@ type deferredBatch struct {
 	seq  uint64 // its place in the queue, from 1
 	size int64
 	// missing: its committer found a page missing (else it was queued
-	// only to stay behind the others): the applier reads its pages.
+	// only to stay behind the others). Cached commits queue behind a
+	// queue that holds such a batch (missingQueued).
 	missing bool
 }
 
@@ -593,13 +594,14 @@ func (db *DB) applyRead(last uint64) bool {
 
 // readGroupPages reads the pages the writes of group need that are not in
 // memory, up to deferReads at once, looking again below the pages read
-// (prefetchRounds looks). Errors are left to the apply, which meets them.
+// (prefetchRounds looks), the first deferKeys keys of the group only.
+// Errors are left to the apply, which meets them.
 func (db *DB) readGroupPages(group []*deferredBatch) {
 	var keys [][]byte
 	for _, b := range group {
-		if !b.missing {
-			continue // queued behind the others, its pages in memory
-		}
+		// A batch queued only to stay behind the others had its pages in
+		// memory then; they may have been evicted since (lookPaths
+		// returns only the pages missing).
 		for _, chunk := range b.ops {
 			_ = decodeOps(chunk, func(_ byte, key, _ []byte) error {
 				if len(keys) == deferKeys {

@@ -2,6 +2,8 @@ package strata
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -44,10 +46,22 @@ func TestReplacedPagesLeaveThePool(t *testing.T) {
 	if err := snap.Close(); err != nil {
 		t.Fatal(err)
 	}
-	update(2) // the first commit after the snapshot drops the old copies
+	// The first commit after the snapshot finds hundreds of old copies to
+	// drop: more than a commit drops holding the writer lock
+	// (discardPerCommit), so the next checkpoint drops them.
+	if err := db.Set(key(0), pad); err != nil {
+		t.Fatal(err)
+	}
+	if st := db.pool.Stats(); st.Discards != 0 {
+		t.Fatalf("a commit dropped %d pages after a snapshot held %d; want the backlog left to the checkpoint", st.Discards, loaded)
+	}
+	update(2)
+	if err := db.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
 	after := db.pool.Stats()
 	if after.Discards < loaded/2 || after.Frames > loaded*11/10 {
-		t.Fatalf("after every page was replaced and the snapshot closed: %d frames (%d after the load), %d discarded; want about the loaded tree's frames", after.Frames, loaded, after.Discards)
+		t.Fatalf("after every page was replaced, the snapshot closed and a checkpoint: %d frames (%d after the load), %d discarded; want about the loaded tree's frames", after.Frames, loaded, after.Discards)
 	}
 	for i := 0; i < rows; i += 397 {
 		v, err := db.Get(key(i))
@@ -65,5 +79,60 @@ func TestReplacedPagesLeaveThePool(t *testing.T) {
 	st := db.pool.Stats()
 	if st.Discards-base.Discards < loaded/2 || st.Frames > base.Frames*11/10 {
 		t.Fatalf("replacing every page after a checkpoint: %d frames (%d before), %d discarded; want about as many as before", st.Frames, base.Frames, st.Discards-base.Discards)
+	}
+}
+
+// TestPagesReplacedDuringACheckpointLeaveThePool: pages of the frozen tree
+// that commits replace while the checkpoint is still writing them back are
+// dirty then, and stay; once the checkpoint has written them, it drops
+// them from the pool.
+func TestPagesReplacedDuringACheckpointLeaveThePool(t *testing.T) {
+	db, gfs := gatedTable(t, false)
+	rng := rand.New(rand.NewPCG(7, 7))
+	update := func(v string) {
+		t.Helper()
+		for i := 0; i < tableRows; i += 200 {
+			b := db.NewBatch()
+			for j := i; j < i+200; j++ {
+				// Incompressible: the checkpoint's pages fill more than
+				// the store's write buffer, so its first segment write
+				// (held) comes while the pool still writes pages back.
+				val := make([]byte, 80)
+				for k := range val {
+					val[k] = byte(rng.Uint32())
+				}
+				b.Set([]byte(fmt.Sprintf("k%06d", j)), append([]byte(v), val...))
+			}
+			if err := b.Commit(nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	update("first") // every leaf read, copied and dirty
+	base := db.pool.Stats()
+
+	gfs.hold()
+	ckptErr := make(chan error, 1)
+	go func() { ckptErr <- db.Checkpoint() }()
+	waitHeld(t, gfs, ckptErr, "the checkpoint") // frozen, writing
+	update("during")
+	held := db.pool.Stats()
+	if held.Frames < base.Frames*5/4 {
+		t.Fatalf("while the checkpoint writes the pages commits replaced: %d frames, %d before; want the dirty old copies kept", held.Frames, base.Frames)
+	}
+	gfs.release()
+	if err := <-ckptErr; err != nil {
+		t.Fatal(err)
+	}
+	after := db.pool.Stats()
+	if after.Frames > base.Frames*11/10 || after.Discards-held.Discards < (held.Frames-base.Frames)*9/10 {
+		t.Fatalf("after the checkpoint: %d frames (%d before it, %d during), %d discarded by it; want the old copies dropped",
+			after.Frames, base.Frames, held.Frames, after.Discards-held.Discards)
+	}
+	for i := 0; i < tableRows; i += 999 {
+		k := fmt.Sprintf("k%06d", i)
+		if v, err := db.Get([]byte(k)); err != nil || !strings.HasPrefix(string(v), "during") {
+			t.Fatalf("get %s: %q, %v", k, v, err)
+		}
 	}
 }

@@ -494,8 +494,11 @@ func (pt *partition) drop(id PageID) error {
 }
 
 // discard drops page id if it is idle and clean (Pool.Discard), without
-// waiting. Called without mu.
-func (pt *partition) discard(id PageID) bool {
+// waiting, and reports whether the page stays. Called without mu.
+func (pt *partition) discard(id PageID) (kept bool) {
+	if _, cached := pt.table.lookup(id); !cached {
+		return false // most old copies were evicted already: no lock
+	}
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	di, ok := pt.table.lookup(id)
@@ -505,17 +508,17 @@ func (pt *partition) discard(id PageID) bool {
 	d := pt.desc(di)
 	idle, f := pt.latchIdle(d)
 	if !idle {
-		return false
+		return true
 	}
 	if d.dirty.Load() {
 		if f >= 0 {
 			pt.latches[f].Unlock()
 		}
-		return false
+		return true
 	}
 	pt.dropIdle(di, f)
 	pt.st.discards.Add(1)
-	return true
+	return false
 }
 
 // latchIdle reports whether page d is idle: unpinned and not in transit.

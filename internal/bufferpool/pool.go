@@ -373,15 +373,16 @@ func (p *Pool) FreePage(id PageID) error {
 }
 
 // Discard drops page id from memory, frame and image, if it is clean and
-// idle now, and reports whether it did; the store keeps the page. It never
-// waits: a page pinned, latched, in transit or dirty (its write-back is
-// still due) stays. For a page that a newer version replaced and that no
-// reader will ask for again, though it stays on disk until a checkpoint
-// frees it (copy-on-write between checkpoints): its frame would otherwise
-// hold memory the live pages need until the CLOCK reaches it, and its
-// eviction would keep or make an image of it. A page discarded and read
-// again is a miss, never wrong data.
-func (p *Pool) Discard(id PageID) bool {
+// idle now; the store keeps the page. It never waits: a page pinned,
+// latched, in transit or dirty (its write-back is still due) stays, and
+// Discard reports that it did (kept), so that the caller may try again
+// once the page is written back. It is for a page that a newer version
+// replaced and that no reader will ask for again, though it stays on disk
+// until a checkpoint frees it (copy-on-write between checkpoints): its
+// frame would otherwise hold memory the live pages need until the CLOCK
+// reaches it, and its eviction would keep or make an image of it. A page
+// discarded and read again is a miss, never wrong data.
+func (p *Pool) Discard(id PageID) (kept bool) {
 	if p.closed.Load() {
 		return false
 	}
