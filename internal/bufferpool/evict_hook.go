@@ -11,6 +11,8 @@ import "github.com/stratadb/strata/internal/codec"
 // its frame is dropped without becoming an image (demote), or when the
 // image a compressing demotion made cannot be kept (compressDemote); it is
 // clean then (only clean frames are evicted, and images are always clean).
+// A page freed (FreePage) or discarded (Discard: replaced, no reader wants
+// it) is offered nothing.
 // The sink gets the image's bytes, or the frame's for a frame without an
 // image (codec.None, frame set), which it may compress in the background.
 //
