@@ -25,7 +25,10 @@ const (
 	fileVersion    = 1
 	filePrefix     = "wal-"
 	fileSuffix     = ".log"
-	lockName       = "wal.lock"
+	// deadSuffix marks a file TruncateBefore removed from the log and is
+	// freeing (it ends the name of a log file).
+	deadSuffix = ".dead"
+	lockName   = "wal.lock"
 )
 
 var fileMagic = [8]byte{'S', 'T', 'R', 'A', 'T', 'W', 'A', 'L'}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/stratadb/strata/internal/vfs"
 )
@@ -83,6 +84,15 @@ func (l *Log) recover() error {
 	for _, name := range names {
 		if n, ok := parseFileName(name); ok {
 			nums = append(nums, n)
+		}
+		if base, ok := strings.CutSuffix(name, deadSuffix); ok {
+			if _, ok := parseFileName(base); ok {
+				// Removed from the log by TruncateBefore; a crash came
+				// before it was freed.
+				if err := l.fs.Remove(filepath.Join(l.dir, name)); err != nil {
+					l.log.Warn("wal: removing an obsolete file", "file", name, "err", err)
+				}
+			}
 		}
 	}
 	slices.Sort(nums)

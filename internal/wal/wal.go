@@ -430,7 +430,10 @@ func (l *Log) Rotate() error {
 //
 // Each deletion is made durable (directory fsync) before the next one
 // starts, so that a crash can only leave a contiguous run of files: a
-// missing file in the middle of the log is always corruption.
+// missing file in the middle of the log is always corruption. A file is
+// deleted by renaming it (deadSuffix), which the directory fsync makes
+// durable, and then freeing it a few MiB at a time; Open removes what a
+// crash left of such files.
 func (l *Log) TruncateBefore(lsn uint64) error {
 	l.truncMu.Lock()
 	defer l.truncMu.Unlock()
@@ -453,8 +456,11 @@ func (l *Log) TruncateBefore(lsn uint64) error {
 		victim := l.files[0]
 		l.mu.Unlock()
 
+		// Renamed, then freed a few MiB at a time (vfs.RemoveGradually):
+		// one unlink of a whole file held a Go processor for 10 ms.
 		path := filePath(l.dir, victim.num)
-		if err := l.fs.Remove(path); err != nil {
+		dead := path + deadSuffix
+		if err := l.fs.Rename(path, dead); err != nil {
 			return fmt.Errorf("wal: remove %s: %w", path, err)
 		}
 		l.mu.Lock()
@@ -467,6 +473,10 @@ func (l *Log) TruncateBefore(lsn uint64) error {
 			err = l.failLocked(fmt.Errorf("wal: fsync directory %s: %w", l.dir, err))
 			l.mu.Unlock()
 			return err
+		}
+		if err := vfs.RemoveGradually(l.fs, dead); err != nil {
+			// No longer part of the log: the next Open removes it.
+			l.log.Warn("wal: removing an obsolete file", "err", err)
 		}
 	}
 }
