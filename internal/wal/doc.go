@@ -65,9 +65,12 @@
 // durable. Open enforces:
 //
 //   - The file numbers must be contiguous (TruncateBefore deletes oldest
-//     first and fsyncs the directory after each deletion), and every header
-//     valid, except that a newest file no longer than a header whose header
-//     is invalid is the remains of an interrupted creation: it is removed.
+//     first, renaming each file out of the log and fsyncing the directory
+//     before it frees it), and every header valid, except that a newest
+//     file no longer than a header whose header is invalid is the remains
+//     of an interrupted creation: it is removed.
+//   - A file renamed out of the log (wal-NNNNNNNN.log.dead) was being
+//     freed: it is removed.
 //   - In the newest file, the first record that is incomplete or fails its
 //     checksum is a torn write: the file is truncated there and fsynced.
 //     A record that passes its checksum but has the wrong LSN is corruption.

@@ -44,8 +44,10 @@ func isInjected(err error) bool { return errors.Is(err, vfs.ErrInjected) }
 // each of 300 points (any operation: open, read, write, fsync, truncate,
 // remove, directory fsync, list, lock), a third of them inside moves to a
 // new file and a sixth inside TruncateBefore. The error must reach the
-// caller; a failed write or fsync must make the log refuse appends and
-// syncs from then on, while a failed Remove or a read error must not; and
+// caller (except inside the freeing of a file TruncateBefore already took
+// out of the log, which is only logged); a failed write or fsync must
+// make the log refuse appends and syncs from then on, while a failed
+// rename or remove, or a read error, must not; and
 // reopening the log (without a crash) must give back every acknowledged
 // record, with a torn tail from a partial write removed.
 func TestFaultSweep(t *testing.T) {

@@ -461,7 +461,7 @@ func (l *Log) TruncateBefore(lsn uint64) error {
 		path := filePath(l.dir, victim.num)
 		dead := path + deadSuffix
 		if err := l.fs.Rename(path, dead); err != nil {
-			return fmt.Errorf("wal: remove %s: %w", path, err)
+			return fmt.Errorf("wal: remove %s (rename): %w", path, err)
 		}
 		l.mu.Lock()
 		l.files = l.files[1:]
@@ -476,7 +476,7 @@ func (l *Log) TruncateBefore(lsn uint64) error {
 		}
 		if err := vfs.RemoveGradually(l.fs, dead); err != nil {
 			// No longer part of the log: the next Open removes it.
-			l.log.Warn("wal: removing an obsolete file", "err", err)
+			l.log.Warn("wal: removing an obsolete file", "file", dead, "err", err)
 		}
 	}
 }

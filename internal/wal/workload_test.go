@@ -191,7 +191,8 @@ func (w *workload) run(t *testing.T, seed uint64, nops int) (*history, *Log) {
 		}
 		// An injected fault. A failed write or fsync (in Append, Sync,
 		// Rotate, Close, or a directory fsync in TruncateBefore) is
-		// sticky; a failed Remove, or a read error in Replay, is not.
+		// sticky; a failed rename or remove in TruncateBefore, or a read
+		// error in Replay, is not.
 		switch op {
 		case "truncate", "replay":
 			if !probe(op, true) && op == "replay" {

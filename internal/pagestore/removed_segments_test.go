@@ -1,0 +1,84 @@
+package pagestore
+
+import (
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// segTruncateFS counts truncations of segment files.
+type segTruncateFS struct {
+	vfs.FS
+	truncates atomic.Int64
+}
+
+func (c *segTruncateFS) OpenFile(name string, flag int, perm os.FileMode, o vfs.OpenOptions) (vfs.File, error) {
+	f, err := c.FS.OpenFile(name, flag, perm, o)
+	if err != nil || !strings.HasSuffix(name, ".seg") {
+		return f, err
+	}
+	return &segTruncateFile{File: f, fs: c}, nil
+}
+
+type segTruncateFile struct {
+	vfs.File
+	fs *segTruncateFS
+}
+
+func (f *segTruncateFile) Truncate(size int64) error {
+	f.fs.truncates.Add(1)
+	return f.File.Truncate(size)
+}
+
+// TestRemovedSegmentsAreFreedGradually: a segment the cleaner emptied is
+// removed at the checkpoint, and its file's blocks are freed a step at a
+// time before its last close (closing a removed 64 MiB file freed them all
+// at once: 7–8 ms holding a Go processor); the pages stay readable.
+func TestRemovedSegmentsAreFreedGradually(t *testing.T) {
+	old := freeStep
+	freeStep = 4096
+	t.Cleanup(func() { freeStep = old })
+	fs := &segTruncateFS{FS: vfs.NewMem()}
+	opts := testOptions(fs, mustCodec(t, "none"))
+	opts.CleanerThreshold = 0.25
+	s, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := model{}
+	for id := PageID(0); id < 60; id++ {
+		if _, _, err := s.WritePage(id, pageContent(id, 2, testPageSize)); err != nil {
+			t.Fatal(err)
+		}
+		m[id] = 2
+	}
+	for id := PageID(0); id < 45; id++ { // segments 1..3 become garbage
+		if _, _, err := s.WritePage(id, pageContent(id, 3, testPageSize)); err != nil {
+			t.Fatal(err)
+		}
+		m[id] = 3
+	}
+	if n := fs.truncates.Load(); n != 0 {
+		t.Fatalf("%d segment truncations before any segment was removed", n)
+	}
+	for {
+		res, err := s.Clean()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.SegmentsCleaned == 0 {
+			break
+		}
+	}
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if n := fs.truncates.Load(); n == 0 {
+		t.Fatal("segments removed without a truncation: freed all at once at their close")
+	}
+	checkModel(t, s, m, 61)
+}
