@@ -4,14 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
+	"time"
 )
 
 // RemoveStep is how many bytes RemoveGradually frees per truncation.
 const RemoveStep = 4 << 20
 
 // RemoveGradually deletes the file at path after truncating it from its
-// end RemoveStep bytes at a time, yielding the processor between steps.
+// end RemoveStep bytes at a time, pausing between steps (FreeGradually).
 //
 // A goroutine in a system call keeps its Go processor (P) until the
 // runtime's monitor takes it back, which in a busy process can take up to
@@ -45,17 +45,27 @@ func RemoveGradually(fs FS, path string) error {
 }
 
 // FreeGradually truncates f, open for writing, from its end step bytes (a
-// power of two) at a time, yielding the processor between steps, down to
-// less than step (see RemoveGradually). For a file that is removed
-// already: its blocks are freed at its last close, all at once otherwise.
+// power of two) at a time, pausing FreePause between steps, down to less
+// than step (see RemoveGradually). For a file that is removed already:
+// its blocks are freed at its last close, all at once otherwise.
 func FreeGradually(f File, step int64) error {
 	size, err := f.Size()
 	// Down to multiples of step: a size inside a block makes the file
 	// system zero that block's tail, reading it first.
 	for err == nil && size > step {
 		size = (size - 1) &^ (step - 1)
-		err = f.Truncate(size)
-		runtime.Gosched()
+		if err = f.Truncate(size); err == nil {
+			time.Sleep(FreePause)
+		}
 	}
 	return err
 }
+
+// FreePause is FreeGradually's pause between truncations. A pause, not
+// runtime.Gosched: Gosched puts the goroutine on the global run queue,
+// where its own processor takes it back at once, while a goroutine another
+// goroutine woke waits in that one's processor's queue (a committer waited
+// 15 ms so behind a committer that ran on: docs/BENCHMARKS.md,
+// twenty-first session). A goroutine asleep leaves its processor free to
+// take that one. About twenty pauses per 70 MB file.
+const FreePause = 100 * time.Microsecond
