@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stratadb/strata/internal/buflist"
 	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/pagestore"
 )
@@ -83,12 +84,12 @@ type Pool struct {
 	stop      chan struct{}
 	done      sync.WaitGroup
 	cleanKick chan struct{}
-	scratch   sync.Pool // *[]byte of 2×pageSize: compression and image assembly
+	scratch   *buflist.List // *[]byte of 2×pageSize: compression and image assembly
 }
 
 // getScratch returns a scratch buffer of at least 2×pageSize bytes, for
 // putScratch to return.
-func (p *Pool) getScratch() *[]byte { return p.scratch.Get().(*[]byte) }
+func (p *Pool) getScratch() *[]byte { return p.scratch.Get() }
 
 // putScratch returns bp to the scratch pool after a use whose result was
 // used (nil if none): a result that outgrew the buffer replaces it, while a
@@ -126,7 +127,7 @@ func New(store Store, opts Options) (*Pool, error) {
 	p.setShare(opts.CompressedShare)
 	p.target.Store(p.share.Load())
 	p.ctl.init(opts)
-	p.scratch.New = func() any { b := make([]byte, 2*ps+64); return &b }
+	p.scratch = buflist.New(buflist.Capacity(2*ps+64), func() *[]byte { b := make([]byte, 2*ps+64); return &b })
 	partBudget := opts.CacheSize / int64(opts.Partitions)
 	if partBudget/int64(ps) >= partRunFrames {
 		p.runShift = uint(bits.TrailingZeros(partRun))

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stratadb/strata/internal/buflist"
 	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/vfs"
 )
@@ -115,9 +116,9 @@ type Store struct {
 	nextID   PageID
 
 	direct       atomic.Bool
-	directWarned bool      // guarded by mu
-	scratch      sync.Pool // *[]byte, aligned read buffers
-	compBufs     sync.Pool // *[]byte, compression buffers
+	directWarned bool          // guarded by mu
+	scratch      *buflist.List // *[]byte, aligned read buffers (not emptied by the GC)
+	compBufs     sync.Pool     // *[]byte, compression buffers
 	stats        counters
 
 	bgStop chan struct{}
@@ -167,10 +168,11 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
-	s.scratch.New = func() any {
-		b := vfs.AlignedBuffer(s.pageSize + recordHeaderSize + 2*vfs.BlockSize)
+	scratchSize := s.pageSize + recordHeaderSize + 2*vfs.BlockSize
+	s.scratch = buflist.New(buflist.Capacity(scratchSize), func() *[]byte {
+		b := vfs.AlignedBuffer(scratchSize)
 		return &b
-	}
+	})
 	s.compBufs.New = func() any {
 		b := make([]byte, 0, 2*s.pageSize+64)
 		return &b
@@ -509,7 +511,7 @@ func (s *Store) ReadPage(id PageID, dst []byte) error {
 	if len(dst) != s.pageSize {
 		return fmt.Errorf("pagestore: read page %d: %w: buffer of %d bytes, page size is %d", id, ErrPageSize, len(dst), s.pageSize)
 	}
-	sp := s.scratch.Get().(*[]byte)
+	sp := s.scratch.Get()
 	defer s.scratch.Put(sp)
 	h, payload, loc, err := s.readRecord(id, *sp)
 	if err != nil {
@@ -526,7 +528,7 @@ func (s *Store) ReadPage(id PageID, dst []byte) error {
 // ReadImage returns page id's stored image without decompressing it. The
 // image's Data is copied into dst (grown if too small).
 func (s *Store) ReadImage(id PageID, dst []byte) (Image, error) {
-	sp := s.scratch.Get().(*[]byte)
+	sp := s.scratch.Get()
 	defer s.scratch.Put(sp)
 	h, payload, _, err := s.readRecord(id, *sp)
 	if err != nil {
