@@ -127,7 +127,7 @@ func New(store Store, opts Options) (*Pool, error) {
 	p.setShare(opts.CompressedShare)
 	p.target.Store(p.share.Load())
 	p.ctl.init(opts)
-	p.scratch = buflist.New(buflist.Capacity(2*ps+64), func() *[]byte { b := make([]byte, 2*ps+64); return &b })
+	p.scratch = buflist.New(func() *[]byte { b := make([]byte, 2*ps+64); return &b })
 	partBudget := opts.CacheSize / int64(opts.Partitions)
 	if partBudget/int64(ps) >= partRunFrames {
 		p.runShift = uint(bits.TrailingZeros(partRun))

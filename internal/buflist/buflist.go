@@ -7,12 +7,19 @@
 // times a second, and every scratch buffer a pool gave out was allocated
 // again: at data 8× the memory, the page store's aligned read buffers and
 // the buffer pool's compression buffers were 62% of all bytes allocated by
-// a write workload, whose collector took 28% of the CPU (docs/BENCHMARKS.md,
-// twenty-first session). A List keeps up to its capacity of buffers for
-// good: that many buffers are the memory it costs.
+// a write workload, 29.6 KB per transaction, 5.7 KB with Lists
+// (docs/BENCHMARKS.md, twenty-first session). A List keeps the buffers
+// given back, up to Capacity, for good: that is the memory it costs
+// (1 MiB of 16 KiB buffers at 4 KiB pages, if 64 were ever in use at once).
 //
 // Get and Put are safe for concurrent use and never block.
 package buflist
+
+// Capacity is how many buffers a List keeps at most. A List keeps only
+// buffers given back, so it holds what the most uses at once needed (the
+// deferred commits' applier alone has up to 32 reads in flight), never
+// more than Capacity.
+const Capacity = 64
 
 // List is a bounded list of buffers made by newBuf.
 type List struct {
@@ -20,10 +27,10 @@ type List struct {
 	newBuf func() *[]byte
 }
 
-// New returns a List that keeps up to capacity buffers, made by newBuf when
-// it has none.
-func New(capacity int, newBuf func() *[]byte) *List {
-	return &List{free: make(chan *[]byte, capacity), newBuf: newBuf}
+// New returns a List that keeps up to Capacity buffers, made by newBuf
+// when it has none.
+func New(newBuf func() *[]byte) *List {
+	return &List{free: make(chan *[]byte, Capacity), newBuf: newBuf}
 }
 
 // Get returns a kept buffer, or a new one.
@@ -43,11 +50,3 @@ func (l *List) Put(b *[]byte) {
 	default:
 	}
 }
-
-// capacityBytes bounds the memory a List sized by Capacity keeps.
-const capacityBytes = 1 << 20
-
-// Capacity is how many buffers of size bytes a List keeps: as many as fit
-// in 1 MiB, between 8 and 64 (enough for the reads and compressions in
-// flight at once: the deferred commits' applier alone has up to 32 reads).
-func Capacity(size int) int { return min(max(capacityBytes/max(size, 1), 8), 64) }

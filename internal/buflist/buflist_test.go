@@ -10,7 +10,7 @@ import (
 // list's capacity; a full list drops the rest.
 func TestListKeepsBuffersAcrossCollections(t *testing.T) {
 	made := 0
-	l := New(2, func() *[]byte { made++; b := make([]byte, 64); return &b })
+	l := &List{free: make(chan *[]byte, 2), newBuf: func() *[]byte { made++; b := make([]byte, 64); return &b }}
 	a, b, c := l.Get(), l.Get(), l.Get()
 	if made != 3 {
 		t.Fatalf("made %d buffers for three Gets on an empty list", made)

@@ -164,7 +164,7 @@ func (s *Store) checkpoint(clean bool) error {
 			}
 			continue
 		}
-		seg.removed.Store(true)
+		seg.freeing.Store(&s.freeing)
 		seg.unpin()
 	}
 	if len(remove) > 0 && firstErr == nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/stratadb/strata/internal/vfs"
@@ -113,12 +114,15 @@ type segment struct {
 	path   string
 	f      vfs.File
 	refs   atomic.Int32
-	// removed: its file was removed (Store.checkpoint, an obsolete
-	// segment). The last unpin frees its blocks a few MiB at a time
-	// before it closes it: the close of a removed 64 MiB file frees them
-	// all at once, 7–8 ms in the kernel on ext4, holding a Go processor
-	// (vfs.RemoveGradually says why that stalls others).
-	removed atomic.Bool
+	// freeing is set when its file was removed (Store.checkpoint, an
+	// obsolete segment): the last unpin then hands the open file to a
+	// goroutine of its own, counted in freeing, which frees its blocks a
+	// few MiB at a time before it closes it (the close of a removed 64
+	// MiB file freed them all at once, 7–8 ms in the kernel on ext4,
+	// holding a Go processor: vfs.RemoveGradually says why that stalls
+	// others). Not on the unpinning goroutine: that may be a read a
+	// commit waits for.
+	freeing atomic.Pointer[sync.WaitGroup]
 
 	// Guarded by Store.mu.
 	size    int64  // bytes of the segment holding data (for a head: its append position)
@@ -142,16 +146,22 @@ func (s *segment) pin() { s.refs.Add(1) }
 // (tests make it smaller).
 var freeStep int64 = vfs.RemoveStep
 
-// unpin drops a reference; the last one closes the file (first freeing a
-// removed file's blocks gradually) and returns the error of the close.
+// unpin drops a reference; the last one closes the file and returns the
+// error of that (a removed file is freed and closed in the background).
 func (s *segment) unpin() error {
-	if s.refs.Add(-1) == 0 {
-		if s.removed.Load() {
-			_ = vfs.FreeGradually(s.f, freeStep) // what it leaves, the close frees
-		}
-		return s.f.Close()
+	if s.refs.Add(-1) != 0 {
+		return nil
 	}
-	return nil
+	if wg := s.freeing.Load(); wg != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = vfs.FreeGradually(s.f, freeStep) // what it leaves, the close frees
+			s.f.Close()                          // removed: nothing to report an error to
+		}()
+		return nil
+	}
+	return s.f.Close()
 }
 
 // readAligned reads the n bytes at off into scratch and returns them. With

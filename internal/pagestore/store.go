@@ -118,8 +118,11 @@ type Store struct {
 	direct       atomic.Bool
 	directWarned bool          // guarded by mu
 	scratch      *buflist.List // *[]byte, aligned read buffers (not emptied by the GC)
-	compBufs     sync.Pool     // *[]byte, compression buffers
-	stats        counters
+	// freeing counts the goroutines freeing removed segments' files
+	// (segment.freeing); Close waits for them.
+	freeing  sync.WaitGroup
+	compBufs sync.Pool // *[]byte, compression buffers
+	stats    counters
 
 	bgStop chan struct{}
 	bgKick chan struct{}
@@ -169,7 +172,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	scratchSize := s.pageSize + recordHeaderSize + 2*vfs.BlockSize
-	s.scratch = buflist.New(buflist.Capacity(scratchSize), func() *[]byte {
+	s.scratch = buflist.New(func() *[]byte {
 		b := vfs.AlignedBuffer(scratchSize)
 		return &b
 	})
@@ -648,6 +651,7 @@ func (s *Store) Close() error {
 	if cerr := s.closeFiles(); err == nil {
 		err = cerr
 	}
+	s.freeing.Wait()
 	if lerr := s.lock.Close(); err == nil && lerr != nil {
 		err = fmt.Errorf("pagestore: release lock: %w", lerr)
 	}

@@ -67,5 +67,6 @@ func FreeGradually(f File, step int64) error {
 // goroutine woke waits in that one's processor's queue (a committer waited
 // 15 ms so behind a committer that ran on: docs/BENCHMARKS.md,
 // twenty-first session). A goroutine asleep leaves its processor free to
-// take that one. About twenty pauses per 70 MB file.
+// take that one. About twenty pauses per 70 MB file; in an idle process
+// Go rounds such a sleep up to about a millisecond.
 const FreePause = 100 * time.Microsecond
