@@ -599,9 +599,13 @@ func (db *DB) applyRead(last uint64) bool {
 func (db *DB) readGroupPages(group []*deferredBatch) {
 	var keys [][]byte
 	for _, b := range group {
-		// A batch queued only to stay behind the others had its pages in
-		// memory then; they may have been evicted since (lookPaths
-		// returns only the pages missing).
+		if !b.missing {
+			// Queued only to stay behind the others, its pages in memory
+			// then. (Looking at them too, in case they were evicted
+			// since, cost more than it saved: 1.0–1.15 the CPU per
+			// commit at 1×, docs/BENCHMARKS.md, twenty-first session.)
+			continue
+		}
 		for _, chunk := range b.ops {
 			_ = decodeOps(chunk, func(_ byte, key, _ []byte) error {
 				if len(keys) == deferKeys {
