@@ -602,8 +602,9 @@ func (db *DB) readGroupPages(group []*deferredBatch) {
 		if !b.missing {
 			// Queued only to stay behind the others, its pages in memory
 			// then. (Looking at them too, in case they were evicted
-			// since, cost more than it saved: 1.0–1.15 the CPU per
-			// commit at 1×, docs/BENCHMARKS.md, twenty-first session.)
+			// since, cost more CPU than it saved: 228–235 against
+			// 197–212 µs per commit with data 1× the memory limit,
+			// docs/BENCHMARKS.md, twenty-first session.)
 			continue
 		}
 		for _, chunk := range b.ops {
