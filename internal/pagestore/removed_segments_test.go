@@ -1,37 +1,12 @@
 package pagestore
 
 import (
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stratadb/strata/internal/vfs"
 )
-
-// segTruncateFS counts truncations of segment files.
-type segTruncateFS struct {
-	vfs.FS
-	truncates atomic.Int64
-}
-
-func (c *segTruncateFS) OpenFile(name string, flag int, perm os.FileMode, o vfs.OpenOptions) (vfs.File, error) {
-	f, err := c.FS.OpenFile(name, flag, perm, o)
-	if err != nil || !strings.HasSuffix(name, ".seg") {
-		return f, err
-	}
-	return &segTruncateFile{File: f, fs: c}, nil
-}
-
-type segTruncateFile struct {
-	vfs.File
-	fs *segTruncateFS
-}
-
-func (f *segTruncateFile) Truncate(size int64) error {
-	f.fs.truncates.Add(1)
-	return f.File.Truncate(size)
-}
 
 // TestRemovedSegmentsAreFreedGradually: a segment the cleaner emptied is
 // removed at the checkpoint, and its file's blocks are freed a step at a
@@ -42,7 +17,14 @@ func TestRemovedSegmentsAreFreedGradually(t *testing.T) {
 	old := freeStep
 	freeStep = 4096
 	t.Cleanup(func() { freeStep = old })
-	fs := &segTruncateFS{FS: vfs.NewMem()}
+	fs := vfs.NewMem()
+	var truncates atomic.Int64
+	fs.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpTruncate && strings.HasSuffix(path, ".seg") {
+			truncates.Add(1)
+		}
+		return nil
+	})
 	opts := testOptions(fs, mustCodec(t, "none"))
 	opts.CleanerThreshold = 0.25
 	s, err := Open("db", opts)
@@ -63,7 +45,7 @@ func TestRemovedSegmentsAreFreedGradually(t *testing.T) {
 		}
 		m[id] = 3
 	}
-	if n := fs.truncates.Load(); n != 0 {
+	if n := truncates.Load(); n != 0 {
 		t.Fatalf("%d segment truncations before any segment was removed", n)
 	}
 	for {
@@ -79,7 +61,7 @@ func TestRemovedSegmentsAreFreedGradually(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.freeing.Wait() // in the background
-	if n := fs.truncates.Load(); n == 0 {
+	if n := truncates.Load(); n == 0 {
 		t.Fatal("segments removed without a truncation: freed all at once at their close")
 	}
 	checkModel(t, s, m, 61)

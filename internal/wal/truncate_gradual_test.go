@@ -10,39 +10,20 @@ import (
 	"github.com/stratadb/strata/internal/vfs"
 )
 
-// truncateCountFS counts the truncations of files whose names end in
-// deadSuffix.
-type truncateCountFS struct {
-	vfs.FS
-	deadTruncates atomic.Int64
-}
-
-func (c *truncateCountFS) OpenFile(name string, flag int, perm os.FileMode, o vfs.OpenOptions) (vfs.File, error) {
-	f, err := c.FS.OpenFile(name, flag, perm, o)
-	if err != nil || !strings.HasSuffix(name, deadSuffix) {
-		return f, err
-	}
-	return &truncateCountFile{File: f, fs: c}, nil
-}
-
-type truncateCountFile struct {
-	vfs.File
-	fs *truncateCountFS
-}
-
-func (f *truncateCountFile) Truncate(size int64) error {
-	f.fs.deadTruncates.Add(1)
-	return f.File.Truncate(size)
-}
-
 // TestTruncateBeforeFreesFilesGradually: a file TruncateBefore deletes is
 // renamed out of the log and freed a few MiB at a time before it goes
 // (one unlink of a whole file held a Go processor for 10 ms), and what a
 // crash leaves of such files is removed at Open, the log intact.
 func TestTruncateBeforeFreesFilesGradually(t *testing.T) {
 	mem := vfs.NewMem()
-	fs := &truncateCountFS{FS: mem}
-	opts := Options{FS: fs, SyncMode: SyncNever}
+	var deadTruncates atomic.Int64
+	mem.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpTruncate && strings.HasSuffix(path, deadSuffix) {
+			deadTruncates.Add(1)
+		}
+		return nil
+	})
+	opts := Options{FS: mem, SyncMode: SyncNever}
 	l := mustOpen(t, testDir, opts)
 	payload := make([]byte, 1<<20)
 	for i := 0; i < 10; i++ {
@@ -73,7 +54,7 @@ func TestTruncateBeforeFreesFilesGradually(t *testing.T) {
 			t.Fatalf("after TruncateBefore the directory holds %v", names)
 		}
 	}
-	if n := fs.deadTruncates.Load(); n < 10<<20/vfs.RemoveStep {
+	if n := deadTruncates.Load(); n < 10<<20/vfs.RemoveStep {
 		t.Fatalf("a 10 MiB file removed with %d truncations; want one per %d MiB", n, vfs.RemoveStep>>20)
 	}
 	if err := l.Close(); err != nil {
