@@ -24,6 +24,31 @@ func liveRecords(s *Store, seg *segment) []liveRec {
 	return recs
 }
 
+// cleanUntilDone runs cleaning passes until one cleans nothing.
+func cleanUntilDone(t *testing.T, s *Store) {
+	t.Helper()
+	for {
+		res, err := s.Clean()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.SegmentsCleaned == 0 {
+			return
+		}
+	}
+}
+
+// writeVersion writes pages [from, to) at version ver and records them in m.
+func writeVersion(t *testing.T, s *Store, m model, from, to PageID, ver int) {
+	t.Helper()
+	for id := from; id < to; id++ {
+		if _, _, err := s.WritePage(id, pageContent(id, ver, testPageSize)); err != nil {
+			t.Fatal(err)
+		}
+		m[id] = ver
+	}
+}
+
 // TestRecoveryOrdersStreamsBySequence: a cleaning pass relocates page 3 to
 // the cold stream (its head numbered after the hot head), then a caller
 // overwrites page 3 in the hot head, and the store crashes before the pass
@@ -133,15 +158,7 @@ func TestCleanerSeparatesStreams(t *testing.T) {
 		}
 	}
 	s.mu.RUnlock()
-	for {
-		res, err := s.Clean()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.SegmentsCleaned == 0 {
-			break
-		}
-	}
+	cleanUntilDone(t, s)
 	st := s.Stats()
 	if float64(st.GarbageBytes) > 0.25*float64(st.PhysicalBytes-st.MapBytesWritten) && st.GarbageBytes > 3*64<<10 {
 		t.Errorf("garbage %d of %d bytes after cleaning", st.GarbageBytes, st.PhysicalBytes)

@@ -33,30 +33,12 @@ func TestRemovedSegmentsAreFreedGradually(t *testing.T) {
 	}
 	defer s.Close()
 	m := model{}
-	for id := PageID(0); id < 60; id++ {
-		if _, _, err := s.WritePage(id, pageContent(id, 2, testPageSize)); err != nil {
-			t.Fatal(err)
-		}
-		m[id] = 2
-	}
-	for id := PageID(0); id < 45; id++ { // segments 1..3 become garbage
-		if _, _, err := s.WritePage(id, pageContent(id, 3, testPageSize)); err != nil {
-			t.Fatal(err)
-		}
-		m[id] = 3
-	}
+	writeVersion(t, s, m, 0, 60, 2)
+	writeVersion(t, s, m, 0, 45, 3) // segments 1..3 become garbage
 	if n := truncates.Load(); n != 0 {
 		t.Fatalf("%d segment truncations before any segment was removed", n)
 	}
-	for {
-		res, err := s.Clean()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.SegmentsCleaned == 0 {
-			break
-		}
-	}
+	cleanUntilDone(t, s)
 	if err := s.Checkpoint(); err != nil {
 		t.Fatal(err)
 	}

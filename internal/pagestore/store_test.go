@@ -235,15 +235,7 @@ func TestCleanerReclaimsSpace(t *testing.T) {
 		}
 	}
 	before := s.Stats()
-	for {
-		res, err := s.Clean()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.SegmentsCleaned == 0 {
-			break
-		}
-	}
+	cleanUntilDone(t, s)
 	after := s.Stats()
 	if after.PhysicalBytes*4 > before.PhysicalBytes || after.SpaceAmplification > 3 {
 		t.Fatalf("cleaning did not reclaim space: before %d bytes (amp %.2f), after %d (amp %.2f)",
