@@ -25,3 +25,23 @@ func TestStrataOverheadDefaultsByWorkload(t *testing.T) {
 		t.Error("the defaults do not differ: the test proves nothing")
 	}
 }
+
+// TestOverheadWarningForWrites: --strata-overhead below what a writing
+// workload needs is warned about; enough, or a reading workload, is not.
+func TestOverheadWarningForWrites(t *testing.T) {
+	for _, c := range []struct {
+		overhead int64
+		workload string
+		warn     bool
+	}{
+		{24 << 20, "oltp_write_only", true},
+		{32 << 20, "oltp_write_only", false},
+		{40 << 20, "ycsb_a", false},
+		{24 << 20, "oltp_point_select", false},
+		{16 << 20, "oltp_read_only", false},
+	} {
+		if got := overheadWarning(c.overhead, "X", c.workload); (got != "") != c.warn {
+			t.Errorf("overheadWarning(%d MiB, %s) = %q, want a warning: %v", c.overhead>>20, c.workload, got, c.warn)
+		}
+	}
+}
