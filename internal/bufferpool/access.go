@@ -25,11 +25,16 @@ import (
 type access uint8
 
 const (
-	accessRead   access = iota // Get: read the store if need be
-	accessCached               // GetCached counting: memory only
-	accessLook                 // GetCached not counting: frames only (an image is not promoted)
-	accessWarm                 // Prefetch: read the store if need be, for a use that follows
+	accessRead       access = iota // Get: read the store if need be
+	accessCached                   // GetCached counting: memory only
+	accessLook                     // GetCached not counting: frames only (an image is not promoted)
+	accessWarm                     // Prefetch: read the store if need be, for a use that follows
+	accessOverlapped               // PrefetchOverlapped: accessWarm for a use that does not wait for the read
 )
+
+// warm says whether acc reads for a use that follows (Prefetch,
+// PrefetchOverlapped), which counts as that use.
+func (acc access) warm() bool { return acc == accessWarm || acc == accessOverlapped }
 
 // cachedOnly says whether acc must not read the store.
 func (acc access) cachedOnly() bool { return acc == accessCached || acc == accessLook }
@@ -207,7 +212,7 @@ func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool
 	pt.mu.Unlock()
 
 	bp := pt.pool.getScratch()
-	img, err := ld.fill(pt, (*bp)[:0])
+	img, readTime, err := ld.fill(pt, (*bp)[:0])
 	if err == nil && pt.pool.opts.Verify != nil {
 		err = pt.pool.opts.Verify(id, pt.frameData(f))
 	}
@@ -215,7 +220,7 @@ func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool
 	pt.mu.Lock()
 	if err == nil {
 		pt.finishLoad(ld, img)
-		pt.desc(ld.di).warmed.Store(acc == accessWarm)
+		pt.desc(ld.di).warmed.Store(acc.warm())
 	} else {
 		pt.abortLoad(ld)
 	}
@@ -241,7 +246,11 @@ func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool
 		pt.pool.timing.addHitC(time.Since(start), slow)
 	} else {
 		pt.st.misses.Add(1)
-		pt.pool.timing.addMiss(time.Since(start), slow)
+		whole := time.Since(start)
+		if acc == accessOverlapped {
+			whole = pt.pool.overlappedMiss(whole, readTime)
+		}
+		pt.pool.timing.addMiss(whole, slow)
 	}
 	return pt.handOut(id, ld.di, f, mode), false, nil
 }
@@ -323,26 +332,28 @@ func (pt *partition) beginMiss(id PageID, f int32) loading {
 
 // fill fills the frame, without mu: it decompresses the page's image, or
 // reads the image from the store into buf and decompresses that. It
-// returns the image read from the store (nil Data for a promotion).
-func (ld loading) fill(pt *partition, buf []byte) (pagestore.Image, error) {
+// returns the image read from the store (nil Data for a promotion) and
+// how long the read took.
+func (ld loading) fill(pt *partition, buf []byte) (pagestore.Image, time.Duration, error) {
 	frame := pt.frameData(ld.f)
 	if ld.promote {
 		img := pt.readImage(ld.imgAt, ld.imgLen, buf)
 		start := time.Now()
 		err := codec.Decompress(ld.codec, frame, img)
 		pt.pool.timing.addDecom(ld.codec, time.Since(start))
-		return pagestore.Image{}, err
+		return pagestore.Image{}, 0, err
 	}
 	start := time.Now()
 	img, err := pt.pool.store.ReadImage(pt.desc(ld.di).pageID(), buf)
-	pt.pool.timing.disk.add(time.Since(start))
+	read := time.Since(start)
+	pt.pool.timing.disk.add(read)
 	if err != nil {
-		return img, err
+		return img, read, err
 	}
 	start = time.Now()
 	err = codec.Decompress(img.Codec, frame, img.Data)
 	pt.pool.timing.addDecom(img.Codec, time.Since(start))
-	return img, err
+	return img, read, err
 }
 
 // finishLoad makes the loaded page a frame. A promoted page keeps its image

@@ -224,6 +224,17 @@ func (s *Store) Dir() string { return s.dir }
 // DirectIO reports whether segment files are read and written with direct I/O.
 func (s *Store) DirectIO() bool { return s.direct.Load() }
 
+// ReadOverhead is the mean CPU time a page read costs outside the
+// device's wait, where reads wait holding no CPU (direct reads through
+// Linux AIO: vfs.ReadOverhead); ok is false elsewhere, where a read's
+// wall time is what it costs its reader.
+func (s *Store) ReadOverhead() (d time.Duration, ok bool) {
+	if !s.DirectIO() || !vfs.AsyncReads() {
+		return 0, false
+	}
+	return vfs.ReadOverhead()
+}
+
 // Allocate returns a page id that is not in use: a freed id if there is one,
 // else the next id after the largest in use. The id is reserved only in
 // memory; it becomes a page when WritePage is called with it. Allocate

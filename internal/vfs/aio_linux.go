@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -94,6 +95,10 @@ type asyncReader struct {
 	next     uint64
 	// reads counts the reads done through AIO (tests).
 	reads atomic.Int64
+	// overhead is the time the reads spent outside the device's wait, in
+	// io_submit(2) and in the reaper's io_getevents(2) and wake-ups, over
+	// overheadReads of them (ReadOverhead).
+	overhead, overheadReads atomic.Int64
 }
 
 var (
@@ -147,6 +152,7 @@ func (a *asyncReader) reap() {
 			a.fail()
 			return
 		}
+		start, reaped := time.Now(), 0
 		for {
 			var ts unix.Timespec // zero: do not wait
 			n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, a.ctx, 0, uintptr(len(evs)), uintptr(unsafe.Pointer(&evs[0])), uintptr(unsafe.Pointer(&ts)), 0)
@@ -160,6 +166,7 @@ func (a *asyncReader) reap() {
 			if n == 0 {
 				break
 			}
+			reaped += int(n)
 			a.mu.Lock()
 			for _, ev := range evs[:n] {
 				if r, ok := a.reqs[ev.data]; ok {
@@ -169,6 +176,9 @@ func (a *asyncReader) reap() {
 				}
 			}
 			a.mu.Unlock()
+		}
+		if reaped > 0 {
+			a.overhead.Add(int64(time.Since(start)))
 		}
 	}
 }
@@ -217,6 +227,7 @@ func (a *asyncReader) pread(fd uintptr, p []byte, off int64) (n int, err error, 
 		resfd:  uint32(a.efdNum),
 	}
 	cbp := &r.cb
+	start := time.Now()
 	for {
 		_, _, e := unix.Syscall(unix.SYS_IO_SUBMIT, a.ctx, 1, uintptr(unsafe.Pointer(&cbp)))
 		if e == unix.EINTR {
@@ -230,6 +241,8 @@ func (a *asyncReader) pread(fd uintptr, p []byte, off int64) (n int, err error, 
 		}
 		break
 	}
+	a.overhead.Add(int64(time.Since(start)))
+	a.overheadReads.Add(1)
 	<-r.done
 	runtime.KeepAlive(p) // the kernel wrote into it until now
 	if r.retry {
@@ -246,3 +259,20 @@ func (a *asyncReader) pread(fd uintptr, p []byte, off int64) (n int, err error, 
 // holding no P while the device works: where they do, reading many pages
 // at once from goroutines costs the Go scheduler nothing.
 func AsyncReads() bool { return asyncReads() != nil }
+
+// ReadOverhead is the mean time a direct read through AIO costs the
+// process's CPUs outside the device's wait: its submission (io_submit(2))
+// and its share of the reaper's (io_getevents(2), waking its reader). The
+// interrupt that completes it and the scheduling of the woken reader are
+// not in it. ok is false until a read was made through AIO.
+func ReadOverhead() (d time.Duration, ok bool) {
+	a := asyncReads()
+	if a == nil {
+		return 0, false
+	}
+	n := a.overheadReads.Load()
+	if n == 0 {
+		return 0, false
+	}
+	return time.Duration(a.overhead.Load() / n), true
+}

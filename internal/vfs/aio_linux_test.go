@@ -73,6 +73,9 @@ func TestDirectReadsThroughAIO(t *testing.T) {
 	if got := a.reads.Load() - before; got < 16*50 {
 		t.Fatalf("%d reads through AIO, want %d", got, 16*50)
 	}
+	if d, ok := ReadOverhead(); !ok || d <= 0 {
+		t.Fatalf("ReadOverhead() = %v, %v after %d reads through AIO, want their mean CPU time", d, ok, 16*50)
+	}
 	buf := AlignedBuffer(2 * BlockSize)
 	if n, err := f.ReadAt(buf, int64(len(want))-BlockSize); n != BlockSize || err != io.EOF {
 		t.Fatalf("read across the end: %d bytes, %v; want %d, EOF", n, err, BlockSize)
