@@ -77,13 +77,7 @@ var errStopOps = errors.New("enough keys")
 // look that finds a page on disk and reports it (onDisk), the commit then
 // being deferred; pages in memory as images are promoted as before (a
 // decompression is not worth the queue's costs: cached updates whose
-// images made them deferred ran 0.91× as fast), unless commits that found
-// pages missing are queued: the commit then queues behind them whatever
-// it finds, and a page it promoted would be pushed out of small frames
-// before the applier applies it, then read again. It is reported onDisk
-// instead, for the applier to read its pages just before the apply
-// (with data 1× the memory and R 0.9, commits promoted 7.2 pages each for
-// 4 leaves written, docs/BENCHMARKS.md, twenty-second session).
+// images made them deferred ran 0.91× as fast).
 func (db *DB) prefetch(b *Batch, untilDisk bool) (onDisk bool) {
 	if !db.shouldLook() {
 		return false
@@ -99,7 +93,7 @@ func (db *DB) prefetch(b *Batch, untilDisk bool) (onDisk bool) {
 		if len(missing) > 0 {
 			db.pf.credit.Store(prefetchCredit)
 		}
-		if untilDisk && len(missing) > 0 && (db.dq.missingQueued() > 0 || slices.ContainsFunc(missing, func(id btree.PageID) bool { return !db.pool.InMemory(id) })) {
+		if untilDisk && slices.ContainsFunc(missing, func(id btree.PageID) bool { return !db.pool.InMemory(id) }) {
 			v.release()
 			return true
 		}
