@@ -155,6 +155,9 @@ type deferQueue struct {
 	reads chan struct{}
 	// readers hands reads to idle reader goroutines (pageReader).
 	readers chan pageRead
+	// roomWaiters counts the committers waiting for room (waitRoom): they
+	// wait for the applier, and so for its reads.
+	roomWaiters atomic.Int64
 	// failed is the applier's error, once it failed (also in db.failed).
 	failed error
 	// Statistics.
@@ -199,11 +202,15 @@ func (q *deferQueue) waitRoom(size int64) {
 	q.mu.Lock()
 	waited := false
 	for q.bytes > 0 && q.bytes+size > q.limit && q.failed == nil {
-		waited = true
+		if !waited {
+			waited = true
+			q.roomWaiters.Add(1)
+		}
 		q.room.Wait()
 	}
 	q.mu.Unlock()
 	if waited {
+		q.roomWaiters.Add(-1)
 		q.waits.Add(1)
 	}
 }
@@ -638,7 +645,9 @@ func (db *DB) readGroupPages(group []*deferredBatch, overlapped bool) {
 // deferReads at once (deferQueue.reads), each by a reader goroutine
 // (pageReader). overlapped: no commit waits for these reads (the
 // applier's, ahead of its apply), which the pool then prices by their CPU
-// (bufferpool.Pool.PrefetchOverlapped).
+// (bufferpool.Pool.PrefetchOverlapped); except a read made while a
+// committer waits for room in the queue, which waits for the applier and
+// so for its reads (where the device, not the CPU, bounds the writes).
 func (db *DB) readPages(ids []btree.PageID, overlapped bool) {
 	var wg sync.WaitGroup
 	wg.Add(len(ids))
@@ -673,7 +682,7 @@ func (db *DB) pageReader(req pageRead) {
 	idle := time.NewTimer(readerIdle)
 	defer idle.Stop()
 	for {
-		if req.overlapped { // the apply meets any error itself
+		if req.overlapped && db.dq.roomWaiters.Load() == 0 { // the apply meets any error itself
 			_ = db.pool.PrefetchOverlapped(req.id)
 		} else {
 			_ = db.pool.Prefetch(req.id)

@@ -182,11 +182,20 @@ func (pt *partition) evictFrame(onlyFree bool) (evicted, sawDirty bool, comp tim
 		// workload whose frames are few and mostly dirty spent 11% of its
 		// CPU latching and unlatching the frames the hand passed over (data
 		// 1× the memory, R 0.9, docs/BENCHMARKS.md, twenty-second session).
-		if pt.passOver(d, onlyFree, &sawDirty) {
+		var dirty bool
+		if pt.passOver(d, onlyFree, &dirty) {
+			// A dirty page latched exclusively (a writer changing it) is
+			// not counted as waiting for the cleaner, which cannot write
+			// it until it is released: allocFrame would wait for the
+			// cleaner instead of taking memory from the images.
+			if _, free := pt.latches[f].version(); dirty && free {
+				sawDirty = true
+			}
 			continue
 		}
 		// In use: a hit holds the latch without a pin (tryHit). Such a
-		// page is passed over as a pinned one is, its reference bit kept.
+		// page is passed over as a pinned one is (its reference bit, if
+		// set, was cleared above).
 		if !pt.latches[f].TryLock() {
 			continue
 		}
