@@ -652,8 +652,8 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// would add is misses no commit waits for. So frames alone may pay
 	// there even where images serve few accesses or frames alone would
 	// miss more, and a trial finds out (sysbench rows at 0.5× the memory,
-	// writes: 14 thousand updates a second at R 0.36 and 1% image hits,
-	// 25 thousand with frames alone).
+	// writes: 15.8 thousand updates a second at R 0.31 and 4% image hits,
+	// 24.8 thousand in a run that reached frames alone).
 	writes := overlappedMisses(ev)
 	ok[armFrames] = (imagesServe(ev) || writes) && differs && !raising && (writes || !c.framesAddMisses(alpha, ev))
 	return ok
