@@ -20,3 +20,5 @@ sweep new strata events A2-events
 sweep base strata sysbench B2-sysbench
 sweep base strata events B2-events
 touch DONE
+# A3 (run at 11:45, alone): A's first four runs overlapped another benchmark; its 0.25x and 0.5x points again.
+# new/strata bench sweep ... --values 0.25x,0.5x --engine strata,bbolt,pebble --dataset sysbench --json A3-sysbench.json
