@@ -249,7 +249,6 @@ func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool
 		whole := time.Since(start)
 		if acc == accessOverlapped {
 			whole = pt.pool.overlappedMiss(whole, readTime)
-			pt.st.ctlOverlapped.Add(1)
 		}
 		pt.pool.timing.addMiss(whole, slow)
 	}

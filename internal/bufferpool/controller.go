@@ -82,7 +82,6 @@ type evidence struct {
 	hitsU, hitsC, misses            int64
 	frameEvictions, imageEvictions  int64
 	demotions, compressions         int64               // all demotions, and those that compressed
-	overlapped                      int64               // misses no one waited for (PrefetchOverlapped)
 	depth                           [depthBuckets]int64 // image hits by depth below the frames (depth.go)
 }
 
@@ -98,7 +97,6 @@ func (e *evidence) add(o evidence) {
 	e.imageEvictions += o.imageEvictions
 	e.demotions += o.demotions
 	e.compressions += o.compressions
-	e.overlapped += o.overlapped
 	for i, n := range o.depth {
 		e.depth[i] += n
 	}
@@ -467,7 +465,6 @@ func (p *Pool) adjust() {
 		ev.compressions += s.ctlDemotions.Swap(0)
 		ev.frameEvictions += s.ctlFrameEvictions.Swap(0)
 		ev.imageEvictions += s.ctlImageEvictions.Swap(0)
-		ev.overlapped += s.ctlOverlapped.Swap(0)
 		hitsOnCompressed += s.ctlHitsC.Swap(0)
 		for i := range s.depth {
 			ev.depth[i] += s.depth[i].Swap(0)

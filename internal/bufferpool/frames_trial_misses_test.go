@@ -87,36 +87,3 @@ func TestFramesTrialWhereImagesDoNotPay(t *testing.T) {
 		}
 	}
 }
-
-// TestFramesTrialForWritesBeyondTheFrames: where most misses are the
-// deferred commits' applier's (PrefetchOverlapped), frames alone may pay
-// although images serve few accesses and frames alone would miss more:
-// the images' costs there are mostly write-backs of dirty frames pushed
-// out of small frames, which the accesses do not show (sysbench rows at
-// 0.5× the memory, writes: a run that reached frames alone made 24.8
-// thousand updates a second, one at R 0.31 with 4% image hits 15.8
-// thousand). Misses that readers waited for hold the arm back as before.
-func TestFramesTrialForWritesBeyondTheFrames(t *testing.T) {
-	const alpha = 0.5
-	mem := memState{frameBytes: 20 << 20, imageBytes: 44 << 20, resident: 64 << 20, avail: 64 << 20, budget: 64 << 20}
-	// Few image hits, lying deeper than frames alone reach.
-	ev := evidence{hitsU: 940, hitsC: 30, misses: 30, frameEvictions: 100, demotions: 100, depth: depthAt(1.5, 30)}
-	for _, tc := range []struct {
-		name       string
-		overlapped int64
-		want       bool
-	}{
-		{"misses no one waited for", 30, true},
-		{"half of the misses so", 15, true},
-		{"most misses waited for", 10, false},
-		{"no overlapped miss", 0, false},
-	} {
-		c := testController()
-		c.mem = mem
-		ev := ev
-		ev.overlapped = tc.overlapped
-		if got := c.mayPay(0.36, 0.36, alpha, ev, false, true)[armFrames]; got != tc.want {
-			t.Errorf("%s: the frames arm may pay %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}

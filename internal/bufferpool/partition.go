@@ -141,7 +141,6 @@ type partStats struct {
 	totalGhostU, totalGhostC              atomic.Int64
 	ctlDemotions, ctlHitsC, ctlSkipped    atomic.Int64 // controller inputs (compressing demotions, hits on their images, demotions skipped)
 	ctlImageEvictions, ctlFrameEvictions  atomic.Int64 // controller inputs: is each tier under pressure
-	ctlOverlapped                         atomic.Int64 // controller input: misses no one waited for (PrefetchOverlapped)
 	// depth counts image hits by how far below the frames the page was
 	// (see countDepth); controller input, reset each interval.
 	depth [depthBuckets]atomic.Int64

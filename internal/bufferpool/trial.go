@@ -645,25 +645,8 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// arm, 1.05–1.2× faster, was never tried).
 	stalled := c.upStalled >= trialPatience && c.imagesDoNotPay(alpha)
 	raising := wantedUp && math.Min(prev, next) < c.ceiling-0.005 && !c.framesByModel(alpha) && !stalled
-	// Writes beyond the frames (most misses are the deferred commits'
-	// applier's, overlappedMisses): the images' costs are not all in the
-	// accesses the climb prices (a dirty frame pushed out of small frames
-	// is written back, compressed, and read again), and what frames alone
-	// would add is misses no commit waits for. So frames alone may pay
-	// there even where images serve few accesses or frames alone would
-	// miss more, and a trial finds out (sysbench rows at 0.5× the memory,
-	// writes: 15.8 thousand updates a second at R 0.31 and 4% image hits,
-	// 24.8 thousand in a run that reached frames alone).
-	writes := overlappedMisses(ev)
-	ok[armFrames] = (imagesServe(ev) || writes) && differs && !raising && (writes || !c.framesAddMisses(alpha, ev))
+	ok[armFrames] = imagesServe(ev) && differs && !raising && !c.framesAddMisses(alpha, ev)
 	return ok
-}
-
-// overlappedMisses reports whether most of the misses in ev were read for
-// a use that did not wait for them (PrefetchOverlapped: the deferred
-// commits' applier).
-func overlappedMisses(ev evidence) bool {
-	return ev.overlapped > 0 && 2*ev.overlapped >= ev.misses
 }
 
 // considerTrial is called after a decision from prev to next on evidence
