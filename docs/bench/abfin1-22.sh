@@ -1,18 +1,8 @@
 #!/bin/bash
 # docs/BENCHMARKS.md, twenty-second session: oltp_write_only (uniform, 2 threads, 64 MiB limit, cache 32 MiB,
-# auto R, 4 KiB pages), base (8fc6244) against fin1 (4620216; its binaries report 814f350, a docs commit after it) at single sizes (10:53-10:59), a fresh load per run, two rounds alternating.
-# Run from a directory holding base/ and fin1/ (strata, strata-bench-child, strata-bench-peers of each).
-one() { # bin dataset size out
-  $1/strata bench sweep --param table-size --strata-bin $1/strata-bench-child --peers-bin $1/strata-bench-peers \
-   --mem-limit 64MiB --cache 32MiB --strata-cache fill --strata-overhead 32MiB --warmup 5s --duration 10s \
-   --strata-page-size 4KiB --strata-r auto --values $3 --engine strata \
-   --workload oltp_write_only --distribution uniform --dataset $2 --json $4.json > $4.txt 2> $4.err
-  echo "$(date -u +%T) $4 $(grep -E '^ +[0-9.]+x' $4.txt | head -1 | cut -c1-120)" >> progress
-}
-for round in 1 2; do
-  case $round in 1) o="base ${NEW:-fin1}";; 2) o="${NEW:-fin1} base";; esac
-  for p in ${POINTS:-sysbench:0.25x sysbench:0.5x sysbench:1x sysbench:8x events:0.5x events:1x}; do
-    for b in $o; do one $b ${p%%:*} ${p##*:} $b-${p%%:*}-${p##*:}-$round; done
-  done
-done
-touch DONE
+# auto R, 4 KiB pages), base (8fc6244) against fin1 (4620216; its binaries report 814f350, a docs commit after
+# it) at single sizes (10:53-10:59), a fresh load per run, two rounds alternating. Run from a directory holding
+# base/ and fin1/ (strata, strata-bench-child, strata-bench-peers of each).
+ORDER1="base fin1" ORDER2="fin1 base" \
+POINTS="sysbench:0.25x sysbench:0.5x sysbench:1x sysbench:8x events:0.5x events:1x" \
+exec bash "$(dirname "$0")/ab22.sh"
