@@ -79,6 +79,11 @@ type DB struct {
 	writeMu handoff.Mutex
 	// ckptMu keeps one checkpoint at a time; taken before writeMu.
 	ckptMu sync.Mutex
+	// ckptEpoch is odd while a checkpoint runs: checkpointLocked adds one
+	// as it begins and one as it ends (under ckptMu). A commit whose
+	// epochs at start and end differ, or are odd, overlapped a checkpoint
+	// (benchmarks read it through hooks.CheckpointEpoch).
+	ckptEpoch atomic.Uint64
 	// treeMu keeps point reads out of the tree while a commit changes its
 	// pages in place: a commit holds it exclusively from its first change
 	// to the new version's publication, so readers never see part of a
@@ -1064,6 +1069,8 @@ func (db *DB) checkpoint() error {
 
 // checkpointLocked is checkpoint's body. Called with ckptMu held.
 func (db *DB) checkpointLocked() error {
+	db.ckptEpoch.Add(1)
+	defer db.ckptEpoch.Add(1)
 	start := time.Now()
 	db.writeMu.Lock()
 	// The freeze is the time under writeMu, when commits wait; not the

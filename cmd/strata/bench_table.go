@@ -39,8 +39,24 @@ func writeWorkloadTable(w io.Writer, workload string, outcomes []runOutcome) err
 		return err
 	}
 	writeFlashLines(w, outcomes)
+	writeCheckpointLines(w, outcomes)
 	writeNotes(w, outcomes)
 	return nil
+}
+
+// writeCheckpointLines prints, for the engines that checkpoint in the
+// background, the latencies of the transactions that overlapped a
+// checkpoint beside the others'.
+func writeCheckpointLines(w io.Writer, outcomes []runOutcome) {
+	for _, o := range outcomes {
+		r := o.Result
+		if r == nil || r.CkptTxns == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  %s: %d of %d transactions overlapped a checkpoint: p99.9 %s, max %s; the others p99.9 %s, max %s\n",
+			o.Engine, r.CkptTxns, r.Txns, formatMicros(r.CkptP999us), formatMicros(r.CkptMaxUs),
+			formatMicros(r.RestP999us), formatMicros(r.RestMaxUs))
+	}
 }
 
 // formatCPU is a run's CPU time per transaction, with its system share.

@@ -87,6 +87,14 @@ type Result struct {
 	// (a writer stalled by a checkpoint shows here).
 	P999us float64 `json:"p999_us"`
 	MaxUs  float64 `json:"max_us"`
+	// With an engine that checkpoints in the background (Strata), the
+	// same for the CkptTxns transactions that overlapped a checkpoint and
+	// for the rest: a stall that only the first show is a checkpoint's.
+	CkptTxns   int64   `json:"ckpt_txns,omitempty"`
+	CkptP999us float64 `json:"ckpt_p999_us,omitempty"`
+	CkptMaxUs  float64 `json:"ckpt_max_us,omitempty"`
+	RestP999us float64 `json:"rest_p999_us,omitempty"`
+	RestMaxUs  float64 `json:"rest_max_us,omitempty"`
 
 	// LogicalBytes is the size of the loaded keys and values; DiskBytes
 	// the engine directory's size after the load (and a Flush).

@@ -25,6 +25,16 @@ type StartMeasurer interface {
 	StartMeasurement()
 }
 
+// CheckpointWatcher is implemented by engines that checkpoint in the
+// background (Strata): CheckpointEpoch is odd while a checkpoint runs and
+// grows by one at each checkpoint's start and end. Run reads it before
+// and after each transaction, and reports the transactions that
+// overlapped a checkpoint apart from the others (Result.Ckpt*, Rest*), so
+// that a stall can be told to be a checkpoint's or not.
+type CheckpointWatcher interface {
+	CheckpointEpoch() uint64
+}
+
 // Noter is implemented by engines with remarks for Result.Notes (a
 // simulated device, an option they could not honour).
 type Noter interface {
@@ -286,6 +296,7 @@ func newWorkers(p *plan, eng Engine, nextID *atomic.Uint64) ([]*worker, error) {
 		}
 		w := &worker{eng: eng, ds: p.ds, rng: rng, keys: keys, nextID: nextID,
 			sync: spec.Config.SyncWrites, thread: uint64(i) + 1}
+		w.ckpt, _ = eng.(CheckpointWatcher)
 		if usesLatest {
 			w.latest = newLatest(rng, nextID, nextID.Load(), zetaN)
 		}
@@ -351,12 +362,16 @@ func runPhase(ctx context.Context, phase string, d time.Duration, rate float64, 
 					t0 = due
 					due = due.Add(every)
 				}
+				var epoch uint64
+				if w.ckpt != nil {
+					epoch = w.ckpt.CheckpointEpoch()
+				}
 				if err := txn(w); err != nil {
 					errs[i] = err
 					halt()
 					return
 				}
-				w.hist.record(time.Since(t0))
+				w.record(time.Since(t0), epoch)
 				w.txns++
 			}
 		}()
@@ -430,4 +445,17 @@ func summarize(res *Result, workers []*worker, elapsed time.Duration) {
 	res.P99us = h.quantile(0.99) / 1e3
 	res.P999us = h.quantile(0.999) / 1e3
 	res.MaxUs = float64(h.max) / 1e3
+	if workers[0].ckpt == nil {
+		return
+	}
+	var ckpt, rest histogram
+	for _, w := range workers {
+		ckpt.merge(&w.ckptHist)
+		rest.merge(&w.restHist)
+	}
+	res.CkptTxns = int64(ckpt.total)
+	res.CkptP999us = ckpt.quantile(0.999) / 1e3
+	res.CkptMaxUs = float64(ckpt.max) / 1e3
+	res.RestP999us = rest.quantile(0.999) / 1e3
+	res.RestMaxUs = float64(rest.max) / 1e3
 }

@@ -286,6 +286,9 @@ func (e *strataEngine) Close() error {
 	return e.closeErr
 }
 
+// CheckpointEpoch: see CheckpointWatcher.
+func (e *strataEngine) CheckpointEpoch() uint64 { return hooks.CheckpointEpoch(e.db) }
+
 func (e *strataEngine) StartMeasurement() {
 	st := e.db.Stats()
 	e.baseMu.Lock()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
+	"time"
 )
 
 // maxBatchOps is the largest batch a transaction builds (oltp_write_only).
@@ -35,11 +36,35 @@ type worker struct {
 	// Measured-phase counters. misses are point reads that found no row.
 	ops, txns, userWriteBytes, misses int64
 	hist                              histogram
+	// With an engine that checkpoints in the background (ckpt), hist's
+	// transactions split into those that overlapped a checkpoint
+	// (ckptHist) and the others (restHist).
+	ckpt               CheckpointWatcher
+	ckptHist, restHist histogram
 }
 
 func (w *worker) resetCounters() {
 	w.ops, w.txns, w.userWriteBytes, w.misses = 0, 0, 0, 0
 	w.hist.reset()
+	w.ckptHist.reset()
+	w.restHist.reset()
+}
+
+// record records a transaction's latency; epoch is the engine's checkpoint
+// epoch when it started (w.ckpt). It overlapped a checkpoint if one ran as
+// it started (odd) or one started or ended before it finished. A paced
+// transaction's latency runs from when it was due, but it counts as
+// overlapping only for the time it ran.
+func (w *worker) record(d time.Duration, epoch uint64) {
+	w.hist.record(d)
+	if w.ckpt == nil {
+		return
+	}
+	if now := w.ckpt.CheckpointEpoch(); now != epoch || epoch&1 == 1 {
+		w.ckptHist.record(d)
+	} else {
+		w.restHist.record(d)
+	}
 }
 
 func (w *worker) get(id uint64) error {

@@ -20,3 +20,9 @@ var SetFlashFS func(opts any, fs vfs.FS)
 // TuneFlash sets a function that adjusts the flash cache's internal
 // options (admission policy, write rate, ...) of a *strata.Options.
 var TuneFlash func(opts any, fn func(*flashcache.Options))
+
+// CheckpointEpoch returns a *strata.DB's checkpoint epoch: odd while a
+// checkpoint runs, one more at its start and at its end. A benchmark reads
+// it before and after a transaction to tell the transactions that
+// overlapped a checkpoint from the others.
+var CheckpointEpoch func(db any) uint64

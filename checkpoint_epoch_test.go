@@ -1,0 +1,58 @@
+package strata
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stratadb/strata/internal/hooks"
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// TestCheckpointEpoch: the epoch benchmarks read (hooks.CheckpointEpoch)
+// is odd while a checkpoint runs, including its wait for the writer lock,
+// and grows by two with each checkpoint.
+func TestCheckpointEpoch(t *testing.T) {
+	db, err := Open("db", memOptions(vfs.NewMem()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Set([]byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	before := hooks.CheckpointEpoch(db)
+	if before%2 != 0 {
+		t.Fatalf("epoch %d with no checkpoint running", before)
+	}
+	inUpdate, release := make(chan struct{}), make(chan struct{})
+	updateDone, ckptDone := make(chan error, 1), make(chan error, 1)
+	go func() {
+		updateDone <- db.Update(func(tx *Tx) error {
+			close(inUpdate)
+			<-release // the checkpoint waits for the writer lock meanwhile
+			return tx.Set([]byte("k"), []byte("w"))
+		})
+	}()
+	<-inUpdate
+	go func() { ckptDone <- db.Checkpoint() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for hooks.CheckpointEpoch(db) == before {
+		if time.Now().After(deadline) {
+			t.Fatal("the checkpoint did not begin within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if during := hooks.CheckpointEpoch(db); during != before+1 {
+		t.Fatalf("epoch %d while a checkpoint waits for the writer lock, %d before", during, before)
+	}
+	close(release)
+	if err := <-updateDone; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ckptDone; err != nil {
+		t.Fatal(err)
+	}
+	if after := hooks.CheckpointEpoch(db); after != before+2 {
+		t.Fatalf("epoch %d after one checkpoint, %d before", after, before)
+	}
+}
