@@ -190,6 +190,7 @@ type opStats struct {
 	checkpointNanos, freezeNanos                          atomic.Int64
 	spaceWaits, spaceWaitNanos                            atomic.Int64
 	prefetched                                            atomic.Int64
+	replacedDurable, replacedFresh                        atomic.Int64
 }
 
 // countWrites counts a committed batch's writes.
@@ -350,8 +351,10 @@ func (db *DB) open() error {
 	}
 	// Redo the commits after the checkpoint, in order. Consecutive
 	// records are applied in one tree transaction (up to replayGroup of
-	// them): nothing reads the tree until Open returns, and a leaf changed
-	// by many records is then copied once instead of once per record.
+	// them): nothing reads the tree until Open returns, so a group
+	// publishes one version instead of one per record. (A page of the
+	// checkpoint's tree is copied the first time a record changes it and
+	// changed in place after that, as in commits.)
 	const replayGroup = 512
 	replayed, inGroup := 0, 0
 	var tx *btree.Tx
@@ -863,6 +866,8 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 			durable = append(durable, id)
 		}
 	}
+	db.st.replacedDurable.Add(int64(len(durable)))
+	db.st.replacedFresh.Add(int64(len(fresh)))
 	if len(durable) > 0 {
 		db.pending = append(db.pending, pendingFree{txid: txid, ids: durable})
 		db.pendingPages.Add(int64(len(durable)))

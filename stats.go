@@ -42,6 +42,16 @@ type Stats struct {
 	// time they took (docs/ARCHITECTURE.md, "Space between checkpoints").
 	SpaceWaits    int64
 	SpaceWaitTime time.Duration
+	// ReplacedDurable counts the pages of the last checkpoint's tree
+	// that commits replaced: copied the first time a commit changed them
+	// after a checkpoint froze them, or removed from the tree.
+	// ReplacedFresh counts pages written since the last checkpoint that
+	// commits replaced: copied because an open snapshot or iterator froze
+	// them (a commit changes the others in place), or removed. Per
+	// commit, the first measures the copy-on-write that checkpoints cost,
+	// the second what snapshots do (docs/ARCHITECTURE.md, "A mutable tree
+	// between checkpoints").
+	ReplacedDurable, ReplacedFresh int64
 	// PrefetchedPages counts the pages commits found not in memory
 	// before taking the writer lock, and read then (or found read by
 	// someone else by then): pages their writes needed
@@ -90,6 +100,8 @@ func (db *DB) Stats() Stats {
 		SpaceWaits:           db.st.spaceWaits.Load(),
 		SpaceWaitTime:        time.Duration(db.st.spaceWaitNanos.Load()),
 		DeferredFrees:        db.st.deferredFrees.Load(),
+		ReplacedDurable:      db.st.replacedDurable.Load(),
+		ReplacedFresh:        db.st.replacedFresh.Load(),
 		OrphansFreed:         db.st.orphansFreed.Load(),
 		PrefetchedPages:      db.st.prefetched.Load(),
 		DeferredCommits:      db.dq.deferred.Load(),

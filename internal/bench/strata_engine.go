@@ -320,6 +320,10 @@ func (e *strataEngine) Metrics() map[string]float64 {
 	m["db.checkpoint_freeze_ms"] = float64(st.CheckpointFreezeTime-b.CheckpointFreezeTime) / 1e6
 	// Commits that waited for a checkpoint because they replaced pages
 	// faster than checkpoints freed the old copies, and for how long.
+	// Pages commits replaced (copied or removed): of the checkpoint's
+	// tree, and of pages written since (copies open snapshots forced).
+	m["db.replaced_durable"] = float64(st.ReplacedDurable - b.ReplacedDurable)
+	m["db.replaced_fresh"] = float64(st.ReplacedFresh - b.ReplacedFresh)
 	m["db.space_waits"] = float64(st.SpaceWaits - b.SpaceWaits)
 	m["db.space_wait_ms"] = float64(st.SpaceWaitTime-b.SpaceWaitTime) / 1e6
 	m["db.pending_free_pages"] = float64(st.PendingFreePages)

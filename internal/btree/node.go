@@ -1,14 +1,16 @@
 // Package btree is the B+tree of Strata's key-value store: its node format
-// (this file) and, built on it, the copy-on-write tree over buffer-pool
-// pages.
+// (this file) and, built on it, the tree over buffer-pool pages. A
+// transaction copies a page the first time it changes it after the last
+// frozen version (a checkpoint's or a snapshot's) and changes it in place
+// after that (tree.go).
 //
 // A node is one page. Reads work on the page bytes in place (binary search
-// over a slot array, no decoding, no allocation); writes materialise the
-// node's cells, change them and encode a new page, which also leaves the
-// free space zero-filled so that the page store's compression takes it
-// away (document 001's fill-factor point). edit.go has the primitives that
-// edit a node's bytes in place instead (insert, replace, delete, split),
-// keeping free space zero-filled too.
+// over a slot array, no decoding, no allocation). Writes edit the page's
+// bytes in place (edit.go: insert, replace, delete), keeping the free
+// space zero-filled so that the page store's compression takes it away
+// (document 001's fill-factor point). A split materialises the node's
+// cells and encodes the two halves (edit.go's byte-level split measured
+// no faster, docs/BENCHMARKS.md).
 //
 // Node layout (little endian), see docs/FORMAT.md:
 //

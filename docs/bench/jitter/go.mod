@@ -1,0 +1,3 @@
+module github.com/stratadb/strata/docs/bench/jitter
+
+go 1.26.0
