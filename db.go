@@ -349,37 +349,9 @@ func (db *DB) open() error {
 	if first := db.log.FirstLSN(); first > db.lsn+1 {
 		return fmt.Errorf("%w: WAL starts at record %d, the checkpoint needs %d", ErrCorrupt, first, db.lsn+1)
 	}
-	// Redo the commits after the checkpoint, in order. Consecutive
-	// records are applied in one tree transaction (up to replayGroup of
-	// them): nothing reads the tree until Open returns, so a group
-	// publishes one version instead of one per record. (A page of the
-	// checkpoint's tree is copied the first time a record changes it and
-	// changed in place after that, as in commits.)
-	const replayGroup = 512
-	replayed, inGroup := 0, 0
-	var tx *btree.Tx
-	var lastLSN uint64
-	err = db.log.Replay(db.lsn+1, func(lsn uint64, payload []byte) error {
-		if tx == nil {
-			tx = db.tree.Begin(db.root, db.txid+1, db.frozen)
-			tx.DisableUndo() // an error fails Open: nothing to put back
-		}
-		if err := applyOps(tx, payload); err != nil {
-			return replayErr(lsn, err)
-		}
-		replayed++
-		inGroup++
-		lastLSN = lsn
-		if inGroup < replayGroup {
-			return nil
-		}
-		t := tx
-		tx, inGroup = nil, 0
-		return db.publish(t, lsn)
-	})
-	if err == nil && tx != nil {
-		err = db.publish(tx, lastLSN)
-	}
+	// Redo the commits after the checkpoint, in order (replay.go).
+	replayStart := time.Now()
+	replayed, err := db.replayWAL()
 	if err != nil {
 		if errors.Is(err, wal.ErrCorrupt) {
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -387,7 +359,7 @@ func (db *DB) open() error {
 		return err
 	}
 	if replayed > 0 {
-		db.opts.Logger.Info("strata: replayed WAL", "records", replayed)
+		db.opts.Logger.Info("strata: replayed WAL", "records", replayed, "took", time.Since(replayStart).Round(time.Millisecond))
 	}
 	// Make the recovered state a checkpoint, then free every page the
 	// tree does not reach: pages of commits lost in the crash, and pages
@@ -398,16 +370,22 @@ func (db *DB) open() error {
 	// before Open returns, so before any commit of this session can write
 	// a page: a crash from here on finds the flag clear, and walks.
 	clean := m.clean && replayed == 0
+	ckptStart := time.Now()
 	if err := db.checkpoint(); err != nil {
 		return err
+	}
+	if replayed > 0 {
+		db.opts.Logger.Info("strata: checkpointed the replayed commits", "took", time.Since(ckptStart).Round(time.Millisecond))
 	}
 	if clean {
 		return nil
 	}
 	db.walkedAtOpen = true
+	walkStart := time.Now()
 	if err := db.collectOrphans(); err != nil {
 		return err
 	}
+	db.opts.Logger.Info("strata: walked the tree for unreachable pages", "freed", db.st.orphansFreed.Load(), "took", time.Since(walkStart).Round(time.Millisecond))
 	db.replacedLimit.Store(db.replacedPagesLimit())
 	return nil
 }
@@ -456,9 +434,6 @@ func (db *DB) collectOrphans() error {
 	db.st.orphansFreed.Store(int64(freed))
 	if err != nil {
 		return err
-	}
-	if freed > 0 {
-		db.opts.Logger.Info("strata: freed unreachable pages", "pages", freed)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"time"
@@ -67,7 +68,9 @@ func recoveryParent(out io.Writer, f recoveryFlags) error {
 	}
 	fmt.Fprintf(out, "load and crash: %.1f s\n", time.Since(start).Seconds())
 	start = time.Now()
-	db, err := strata.Open(dir, nil)
+	// Open's log says how long the replay, its checkpoint and the walk
+	// for unreachable pages took.
+	db, err := strata.Open(dir, &strata.Options{Logger: slog.New(slog.NewTextHandler(out, nil))})
 	if err != nil {
 		return err
 	}
