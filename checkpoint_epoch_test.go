@@ -1,6 +1,7 @@
 package strata
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -24,16 +25,13 @@ func TestCheckpointEpoch(t *testing.T) {
 	if before%2 != 0 {
 		t.Fatalf("epoch %d with no checkpoint running", before)
 	}
-	inUpdate, release := make(chan struct{}), make(chan struct{})
-	updateDone, ckptDone := make(chan error, 1), make(chan error, 1)
-	go func() {
-		updateDone <- db.Update(func(tx *Tx) error {
-			close(inUpdate)
-			<-release // the checkpoint waits for the writer lock meanwhile
-			return tx.Set([]byte("k"), []byte("w"))
-		})
-	}()
-	<-inUpdate
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	// Deferred after Close, so run before it: a failure below must not
+	// leave the Update waiting, or Close would wait for it.
+	defer releaseOnce.Do(func() { close(release) })
+	updateDone := startUpdate(db, func() { <-release })
+	ckptDone := make(chan error, 1)
 	go func() { ckptDone <- db.Checkpoint() }()
 	deadline := time.Now().Add(10 * time.Second)
 	for hooks.CheckpointEpoch(db) == before {
@@ -45,7 +43,7 @@ func TestCheckpointEpoch(t *testing.T) {
 	if during := hooks.CheckpointEpoch(db); during != before+1 {
 		t.Fatalf("epoch %d while a checkpoint waits for the writer lock, %d before", during, before)
 	}
-	close(release)
+	releaseOnce.Do(func() { close(release) })
 	if err := <-updateDone; err != nil {
 		t.Fatal(err)
 	}

@@ -22,16 +22,8 @@ func TestCheckpointFreezeTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	const hold = 200 * time.Millisecond
-	inUpdate, ckptDone := make(chan struct{}), make(chan error, 1)
-	updateDone := make(chan error, 1)
-	go func() {
-		updateDone <- db.Update(func(tx *Tx) error {
-			close(inUpdate)
-			time.Sleep(hold) // the checkpoint waits for the writer lock meanwhile
-			return tx.Set([]byte("k"), []byte("w"))
-		})
-	}()
-	<-inUpdate
+	updateDone := startUpdate(db, func() { time.Sleep(hold) })
+	ckptDone := make(chan error, 1)
 	go func() { ckptDone <- db.Checkpoint() }()
 	if err := <-updateDone; err != nil {
 		t.Fatal(err)
@@ -46,4 +38,20 @@ func TestCheckpointFreezeTime(t *testing.T) {
 	if st.CheckpointTime < st.CheckpointFreezeTime {
 		t.Fatalf("checkpoint time %v under its freeze %v", st.CheckpointTime, st.CheckpointFreezeTime)
 	}
+}
+
+// startUpdate starts an Update that calls wait, holding the writer lock
+// (a checkpoint started meanwhile waits for it), then sets "k"; it returns
+// once the Update is inside, with the channel that gets its result.
+func startUpdate(db *DB, wait func()) <-chan error {
+	inUpdate, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- db.Update(func(tx *Tx) error {
+			close(inUpdate)
+			wait()
+			return tx.Set([]byte("k"), []byte("w"))
+		})
+	}()
+	<-inUpdate
+	return done
 }

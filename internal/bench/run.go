@@ -340,6 +340,15 @@ func runPhase(ctx context.Context, phase string, d time.Duration, rate float64, 
 			defer wg.Done()
 			var due time.Time
 			var pace *time.Timer
+			// epoch is the engine's checkpoint epoch when the transaction
+			// began, or, for a paced worker behind schedule, when the first
+			// transaction of its backlog began: the latency of a late one
+			// counts from when it was due (CheckpointWatcher).
+			var epoch uint64
+			if w.ckpt != nil {
+				epoch = w.ckpt.CheckpointEpoch()
+			}
+			behind := false
 			if every > 0 {
 				due = start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
 				pace = time.NewTimer(time.Hour)
@@ -351,7 +360,9 @@ func runPhase(ctx context.Context, phase string, d time.Duration, rate float64, 
 					if !due.Before(end) {
 						return // the schedule ends with the phase
 					}
-					if wait := due.Sub(t0); wait > 0 {
+					wait := due.Sub(t0)
+					behind = wait < 0
+					if wait > 0 {
 						pace.Reset(wait)
 						select {
 						case <-pace.C:
@@ -362,8 +373,7 @@ func runPhase(ctx context.Context, phase string, d time.Duration, rate float64, 
 					t0 = due
 					due = due.Add(every)
 				}
-				var epoch uint64
-				if w.ckpt != nil {
+				if w.ckpt != nil && !behind {
 					epoch = w.ckpt.CheckpointEpoch()
 				}
 				if err := txn(w); err != nil {

@@ -318,12 +318,12 @@ func (e *strataEngine) Metrics() map[string]float64 {
 	// that commits waited (the freeze): a writer stall shows here.
 	m["db.checkpoint_ms"] = float64(st.CheckpointTime-b.CheckpointTime) / 1e6
 	m["db.checkpoint_freeze_ms"] = float64(st.CheckpointFreezeTime-b.CheckpointFreezeTime) / 1e6
-	// Commits that waited for a checkpoint because they replaced pages
-	// faster than checkpoints freed the old copies, and for how long.
 	// Pages commits replaced (copied or removed): of the checkpoint's
 	// tree, and of pages written since (copies open snapshots forced).
 	m["db.replaced_durable"] = float64(st.ReplacedDurable - b.ReplacedDurable)
 	m["db.replaced_fresh"] = float64(st.ReplacedFresh - b.ReplacedFresh)
+	// Commits that waited for a checkpoint because they replaced pages
+	// faster than checkpoints freed the old copies, and for how long.
 	m["db.space_waits"] = float64(st.SpaceWaits - b.SpaceWaits)
 	m["db.space_wait_ms"] = float64(st.SpaceWaitTime-b.SpaceWaitTime) / 1e6
 	m["db.pending_free_pages"] = float64(st.PendingFreePages)
