@@ -214,14 +214,14 @@ func formatMiB(n int64) string {
 func (e *strataEngine) Notes() []string { return e.notes }
 
 func (e *strataEngine) Get(key, dst []byte) ([]byte, bool, error) {
-	v, err := e.db.Get(key)
+	v, err := e.db.AppendValue(dst[:0], key)
 	if errors.Is(err, strata.ErrNotFound) {
 		return dst[:0], false, nil
 	}
 	if err != nil {
 		return dst[:0], false, err
 	}
-	return append(dst[:0], v...), true, nil
+	return v, true, nil
 }
 
 func (e *strataEngine) Scan(start, end []byte, n int, fn func(k, v []byte) bool) error {
