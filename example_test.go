@@ -53,6 +53,28 @@ func ExampleDB_Get() {
 	// Output: true
 }
 
+func ExampleDB_AppendValue() {
+	dir, _ := os.MkdirTemp("", "strata-example-")
+	defer os.RemoveAll(dir)
+	db, _ := strata.Open(dir, nil)
+	defer db.Close()
+	db.Set([]byte("apple"), []byte("red"))
+	db.Set([]byte("banana"), []byte("yellow"))
+
+	buf := make([]byte, 0, 64) // reused: no allocation per read
+	for _, k := range []string{"apple", "banana"} {
+		var err error
+		buf, err = db.AppendValue(buf[:0], []byte(k))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s is %s\n", k, buf)
+	}
+	// Output:
+	// apple is red
+	// banana is yellow
+}
+
 func ExampleDB_NewSnapshot() {
 	dir, _ := os.MkdirTemp("", "strata-example-")
 	defer os.RemoveAll(dir)
