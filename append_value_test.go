@@ -3,8 +3,10 @@ package strata
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
+	"github.com/stratadb/strata/internal/btree"
 	"github.com/stratadb/strata/internal/vfs"
 )
 
@@ -52,5 +54,30 @@ func TestAppendValue(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("AppendValue into a buffer with room: %v allocations a read, want 0", allocs)
+	}
+}
+
+// TestAppendValueAfterARead: a read that misses a page lets the latch go,
+// reads the page and looks again (DB.get); the value it then appends
+// still follows dst's bytes, which the first look must not have lost.
+func TestAppendValueAfterARead(t *testing.T) {
+	key := func(i int) []byte { return []byte(fmt.Sprintf("k%07d", i)) }
+	pad := bytes.Repeat([]byte{'.'}, 100)
+	db := memTable(t, 256<<10, 1, 64<<20, 20000, key, pad) // leaves 12× the cache
+	for i := 1000; i < 20000; i++ {                        // push key 123's leaf out
+		if _, err := db.Get(key(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missed := false
+	getReadHook = func([]byte, btree.PageID) { missed = true }
+	defer func() { getReadHook = nil }()
+	dst := append(make([]byte, 0, 256), "prefix:"...)
+	got, err := db.AppendValue(dst, key(123))
+	if !missed {
+		t.Fatal("the read did not miss a page (test setup)")
+	}
+	if err != nil || !bytes.Equal(got, append([]byte("prefix:"), pad...)) {
+		t.Fatalf("AppendValue after a page read = %.30q…, %v", got, err)
 	}
 }

@@ -476,7 +476,9 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 // the allocation of the copy when dst has room for the value: a reader
 // that reuses its buffer allocates nothing per read, where Get's copies
 // were the collector's work in cached point reads (852 bytes a read of a
-// JSON event, docs/BENCHMARKS.md, twenty-third session).
+// JSON event, docs/BENCHMARKS.md, twenty-third session). dst's spare
+// capacity must not hold key: the read may write there before it is done
+// with the key.
 func (db *DB) AppendValue(dst, key []byte) ([]byte, error) {
 	if len(key) == 0 {
 		return dst, ErrEmptyKey
