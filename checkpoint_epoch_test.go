@@ -6,29 +6,21 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/hooks"
-	"github.com/stratadb/strata/internal/vfs"
 )
 
 // TestCheckpointEpoch: the epoch benchmarks read (hooks.CheckpointEpoch)
 // is odd while a checkpoint runs, including its wait for the writer lock,
 // and grows by two with each checkpoint.
 func TestCheckpointEpoch(t *testing.T) {
-	db, err := Open("db", memOptions(vfs.NewMem()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Set([]byte("k"), []byte("v")); err != nil {
-		t.Fatal(err)
-	}
+	db := openWithKey(t)
 	before := hooks.CheckpointEpoch(db)
 	if before%2 != 0 {
 		t.Fatalf("epoch %d with no checkpoint running", before)
 	}
 	release := make(chan struct{})
 	var releaseOnce sync.Once
-	// Deferred after Close, so run before it: a failure below must not
-	// leave the Update waiting, or Close would wait for it.
+	// Runs before the test's cleanup closes the database: a failure below
+	// must not leave the Update waiting, or Close would wait for it.
 	defer releaseOnce.Do(func() { close(release) })
 	updateDone := startUpdate(db, func() { <-release })
 	ckptDone := make(chan error, 1)

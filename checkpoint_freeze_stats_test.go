@@ -13,14 +13,7 @@ import (
 // count from before the wait: a checkpoint behind a 200 ms Update showed
 // a 200 ms stall of commits that never waited for it).
 func TestCheckpointFreezeTime(t *testing.T) {
-	db, err := Open("db", memOptions(vfs.NewMem()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Set([]byte("k"), []byte("v")); err != nil {
-		t.Fatal(err)
-	}
+	db := openWithKey(t)
 	const hold = 200 * time.Millisecond
 	updateDone := startUpdate(db, func() { time.Sleep(hold) })
 	ckptDone := make(chan error, 1)
@@ -54,4 +47,19 @@ func startUpdate(db *DB, wait func()) <-chan error {
 	}()
 	<-inUpdate
 	return done
+}
+
+// openWithKey opens a database on a MemFS holding "k", closed when the
+// test ends (after its deferred calls).
+func openWithKey(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open("db", memOptions(vfs.NewMem()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Set([]byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
