@@ -402,7 +402,14 @@ type client struct {
 	pending int
 	// scratch holds the lower-cased command name.
 	scratch [32]byte
+	// getBuf is GET's value buffer (DB.AppendValue), reused from one GET
+	// to the next while it is at most maxGetBuf: a GET allocates nothing
+	// for values that fit, and a connection keeps no large buffer.
+	getBuf []byte
 }
+
+// maxGetBuf bounds the value buffer a connection keeps between GETs.
+const maxGetBuf = 64 << 10
 
 // randomUint64 is a random 64-bit number (cursor ids).
 func randomUint64() uint64 {

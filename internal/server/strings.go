@@ -1,6 +1,7 @@
 package server
 
-// String commands. Plain reads and writes use DB.Get, DB.Set and batches;
+// String commands. Plain reads and writes use DB.AppendValue (GET, into a
+// buffer the connection keeps), DB.Get, DB.Set and batches;
 // every command that reads a value to decide what to write (SET NX/XX/GET,
 // GETSET, SETNX, INCR..., APPEND, DEL's count) runs in one DB.Update, which
 // serializes it with every other writer, so it is atomic.
@@ -14,11 +15,14 @@ import (
 )
 
 func cmdGet(s *Server, r *reply, args [][]byte) {
-	v, err := s.db.Get(args[1])
+	v, err := s.db.AppendValue(r.cl.getBuf[:0], args[1])
 	switch {
 	case err == nil:
 		s.keyspaceHits.Add(1)
-		r.bulk(v)
+		r.bulk(v) // copied into the connection's output buffer
+		if cap(v) <= maxGetBuf {
+			r.cl.getBuf = v[:0]
+		}
 	case errors.Is(err, strata.ErrNotFound):
 		s.keyspaceMisses.Add(1)
 		r.null()
