@@ -76,13 +76,7 @@ func TestBatchChunks(t *testing.T) {
 	if err := db.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	crashed := fs.CrashClone(vfs.CrashDropUnsynced, nil)
-	db.Close()
-	db, err = Open("db", memOptions(crashed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = reopenAfterCrash(t, fs, db)
 	for i := 0; i < 40; i++ {
 		for _, k := range []struct {
 			key string

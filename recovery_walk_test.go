@@ -52,14 +52,7 @@ func TestRecoveryWalkReadsAhead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	crashed := fs.CrashClone(vfs.CrashDropUnsynced, nil)
-	db.Close()
-
-	db, err = Open("db", memOptions(crashed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = reopenAfterCrash(t, fs, db)
 	st := db.Stats()
 	if st.Pool.ReadAheadReads == 0 {
 		t.Error("the walk for unreachable pages read no page ahead")
@@ -70,4 +63,19 @@ func TestRecoveryWalkReadsAhead(t *testing.T) {
 			t.Fatalf("row %d after recovery: %.20q, %v; want version %d", i, got, err, v)
 		}
 	}
+}
+
+// reopenAfterCrash crashes fs as it is (unsynced writes dropped), closes
+// db, and opens the crashed copy with memOptions, closed when the test
+// ends.
+func reopenAfterCrash(t *testing.T, fs *vfs.MemFS, db *DB) *DB {
+	t.Helper()
+	crashed := fs.CrashClone(vfs.CrashDropUnsynced, nil)
+	db.Close()
+	db, err := Open("db", memOptions(crashed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -50,13 +50,7 @@ func TestMissingWALContinuesNumbering(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	crashed := fs.CrashClone(vfs.CrashDropUnsynced, nil)
-	db.Close()
-	db, err = Open("db", memOptions(crashed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = reopenAfterCrash(t, fs, db)
 	for _, k := range []string{"old049", "new000", "new009"} {
 		if _, err := db.Get([]byte(k)); err != nil {
 			t.Errorf("get %s after the crash: %v", k, err)

@@ -455,7 +455,7 @@ func summarize(res *Result, workers []*worker, elapsed time.Duration) {
 	res.P99us = h.quantile(0.99) / 1e3
 	res.P999us = h.quantile(0.999) / 1e3
 	res.MaxUs = float64(h.max) / 1e3
-	if workers[0].ckpt == nil {
+	if len(workers) == 0 || workers[0].ckpt == nil {
 		return
 	}
 	var ckpt, rest histogram
