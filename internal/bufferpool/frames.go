@@ -16,7 +16,9 @@ import (
 
 // allocFrame returns a free frame, latched exclusively, making room in the
 // budget if there is none: the images give way if they hold more than their
-// share, the frames otherwise (a frame is demoted to an image or dropped).
+// share, or give back an arena page they do not use if they are sparse
+// while demotions do not compress (imagesSparse), the frames otherwise (a
+// frame is demoted to an image or dropped).
 // It may release mu meanwhile; callers check the table again afterwards.
 // slow is how long it compressed demotions and waited for the cleaner.
 // With noWait (a cached-only access: its caller may hold a lock that
@@ -45,8 +47,13 @@ func (pt *partition) allocFrame(noWait bool) (f int32, slow time.Duration, err e
 			continue
 		}
 		// The budget is full: images first if they hold more than their
-		// share, else a frame.
+		// share, or if their arena is sparse and compacting it gives a
+		// page back (memory the images hold but do not use, with no
+		// compressing demotion to fill it), else a frame.
 		if pt.imagesOverShare() && pt.shrinkImages(pt.ps) {
+			continue
+		}
+		if pt.imagesSparse() && pt.compactImages() {
 			continue
 		}
 		evicted, dirty, comp := pt.evictFrame(false)
