@@ -434,32 +434,12 @@ func TestImagesTakeTheirSize(t *testing.T) {
 	defer p.Close()
 	const n = 2000 // 8 MiB of pages, about 1.5 MiB compressed
 	rng := rand.New(rand.NewPCG(7, 8))
-	var ids []PageID
-	for range n {
-		pg, err := p.NewPage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := pg.Data()
-		clear(d)
+	ids := newCleanPages(t, p, n, func(_ int, d []byte) {
 		for i := range 760 { // incompressible head, zeros after
 			d[i] = byte(rng.Uint32())
 		}
-		ids = append(ids, pg.ID())
-		pg.Release()
-	}
-	if err := p.FlushAll(); err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		for _, id := range ids {
-			pg, err := p.Get(id, Shared)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pg.Release()
-		}
-	}
+	})
+	readPages(t, p, ids, 3)
 	pt := p.parts[0]
 	pt.mu.Lock()
 	images := pt.images + pt.redundant

@@ -52,6 +52,43 @@ func pageIntact(p []byte, id PageID) (uint64, error) {
 	return ver, nil
 }
 
+// newCleanPages creates n pages, each filled by fill (its index and its
+// zeroed bytes), and writes them back, so that they are clean and can be
+// evicted without the cleaner; it returns their ids in order.
+func newCleanPages(t *testing.T, p *Pool, n int, fill func(i int, d []byte)) []PageID {
+	t.Helper()
+	ids := make([]PageID, 0, n)
+	for i := range n {
+		pg, err := p.NewPage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := pg.Data()
+		clear(d)
+		fill(i, d)
+		ids = append(ids, pg.ID())
+		pg.Release()
+	}
+	if err := p.FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// readPages reads every page of ids, in order, rounds times.
+func readPages(t *testing.T, p *Pool, ids []PageID, rounds int) {
+	t.Helper()
+	for range rounds {
+		for _, id := range ids {
+			pg, err := p.Get(id, Shared)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pg.Release()
+		}
+	}
+}
+
 func openStore(t testing.TB, fs vfs.FS, c string) *pagestore.Store {
 	t.Helper()
 	cd, err := codec.Parse(c)

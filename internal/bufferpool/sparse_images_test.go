@@ -59,31 +59,8 @@ func TestFramesTakeSparseImageMemory(t *testing.T) {
 
 	// Pages three times the cache, written and read twice: the frames
 	// fill the budget and evict each other.
-	const pages = 3000
-	var ids []PageID
-	for i := range pages {
-		pg, err := p.NewPage()
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := pg.Data()
-		clear(d)
-		d[0], d[1] = byte(i), byte(i>>8)
-		ids = append(ids, pg.ID())
-		pg.Release()
-	}
-	if err := p.FlushAll(); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		for _, id := range ids {
-			pg, err := p.Get(id, Shared)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pg.Release()
-		}
-	}
+	ids := newCleanPages(t, p, 3000, func(i int, d []byte) { d[0], d[1] = byte(i), byte(i>>8) })
+	readPages(t, p, ids, 2)
 
 	withLock(pt, func() {
 		t.Logf("arena pages %d → %d (%d bytes of images), %d frames resident of a budget of %d bytes",
