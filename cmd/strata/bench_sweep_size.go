@@ -285,6 +285,7 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 		formatSize(memLimit), formatSize(strataCache), strings.Join(pageNames, ", "), r.workDir)
 	var runs []sizeRun
 	failed := 0
+	var failedRuns []string // "pebble at 0.5x", for the error
 	for i, n := range rows {
 		for _, ps := range pageSizes {
 			if !slices.Contains(engines, "strata") {
@@ -339,6 +340,9 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 					failed++
 					point[k].Error, point[k].Failed = err.Error(), point[k].Failed+1
 					fmt.Fprintf(stderr, "%s at %s: %v\n", v.label, values[i], err)
+					if at := v.label + " at " + values[i]; !slices.Contains(failedRuns, at) {
+						failedRuns = append(failedRuns, at)
+					}
 					continue
 				}
 				results[k] = append(results[k], res)
@@ -380,7 +384,7 @@ func runSizeSweep(ctx context.Context, stdout, stderr io.Writer, f sweepCmdFlags
 	}
 	fmt.Fprintf(stderr, "results written to %s, plot to %s\n", jsonPath, plotPath)
 	if failed > 0 {
-		return fmt.Errorf("%d of %d runs failed (see above)", failed, len(runs)*max(f.repeat, 1))
+		return fmt.Errorf("%d of %d runs failed: %s (see above)", failed, len(runs)*max(f.repeat, 1), strings.Join(failedRuns, ", "))
 	}
 	return nil
 }
