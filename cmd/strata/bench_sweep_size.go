@@ -623,6 +623,31 @@ func writeSizeSweepTable(w io.Writer, runs []sizeRun, values []string) error {
 // page sizes each has its own marker shape in both panels, and the bottom
 // one draws each page size's automatic-R run (the first, if R=auto was
 // given twice), in its own line style.
+// throughputSegments returns the throughput points of one label's runs,
+// in the order run, split where a run failed: a line drawn across a
+// failed point (a peer killed at its memory limit) would read as
+// measured values there.
+func throughputSegments(runs []sizeRun, label string) []plotter.XYs {
+	var segs []plotter.XYs
+	var cur plotter.XYs
+	for _, run := range runs {
+		if run.Label != label || run.X <= 0 {
+			continue
+		}
+		if run.Result == nil || run.Result.TxnPerSec <= 0 {
+			if len(cur) > 0 {
+				segs, cur = append(segs, cur), nil
+			}
+			continue
+		}
+		cur = append(cur, plotter.XY{X: run.X, Y: run.Result.TxnPerSec})
+	}
+	if len(cur) > 0 {
+		segs = append(segs, cur)
+	}
+	return segs
+}
+
 func plotSizeSweep(path, title string, runs []sizeRun) error {
 	tput := plot.New()
 	tput.Title.Text = title + ": throughput vs data size"
@@ -662,33 +687,28 @@ func plotSizeSweep(path, title string, runs []sizeRun) error {
 		}
 	}
 	for i, first := range labels {
-		var xys plotter.XYs
-		for _, run := range runs {
-			if run.Label == first.Label && run.Result != nil && run.Result.TxnPerSec > 0 && run.X > 0 {
-				xys = append(xys, plotter.XY{X: run.X, Y: run.Result.TxnPerSec})
+		for j, xys := range throughputSegments(runs, first.Label) {
+			line, pts, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return fmt.Errorf("plot %s: %w", first.Label, err)
+			}
+			line.Color, pts.Color = plotColor(i), plotColor(i)
+			if first.Engine == "strata" {
+				pts.Shape = pageGlyph(slices.Index(pages, first.PageSize))
+			}
+			if first.Engine == "strata" && first.Share >= 0 {
+				// Fixed R: thin and dashed, the automatic one stands out.
+				line.Width = vg.Points(0.5)
+				line.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+				pts.Radius = vg.Points(1.5)
+			} else {
+				line.Width = vg.Points(2)
+			}
+			tput.Add(line, pts)
+			if j == 0 {
+				tput.Legend.Add(first.Label, line, pts)
 			}
 		}
-		if len(xys) == 0 {
-			continue
-		}
-		line, pts, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return fmt.Errorf("plot %s: %w", first.Label, err)
-		}
-		line.Color, pts.Color = plotColor(i), plotColor(i)
-		if first.Engine == "strata" {
-			pts.Shape = pageGlyph(slices.Index(pages, first.PageSize))
-		}
-		if first.Engine == "strata" && first.Share >= 0 {
-			// Fixed R: thin and dashed, the automatic one stands out.
-			line.Width = vg.Points(0.5)
-			line.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-			pts.Radius = vg.Points(1.5)
-		} else {
-			line.Width = vg.Points(2)
-		}
-		tput.Add(line, pts)
-		tput.Legend.Add(first.Label, line, pts)
 	}
 	for pi, ps := range pages {
 		for i, k := range []struct{ metric, label string }{

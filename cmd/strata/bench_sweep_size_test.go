@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -199,5 +200,33 @@ func TestSweepRefusesStrataPageSize(t *testing.T) {
 	err = runBenchSweep(context.Background(), &stdout, &stderr, f)
 	if err == nil || !strings.Contains(err.Error(), "--strata-page-size") {
 		t.Errorf("--strata-page-size 5KiB: %v", err)
+	}
+}
+
+// TestThroughputLineBreaksAtFailedRuns: the plot draws no line across a
+// point where an engine's run failed (Pebble killed at its memory limit
+// at 0.5x to 2x, measured at 0.25x and 4x): that line would read as
+// measured throughput in between.
+func TestThroughputLineBreaksAtFailedRuns(t *testing.T) {
+	var runs []sizeRun
+	for i, x := range []float64{0.25, 0.5, 1, 2, 4, 8} {
+		ok := i == 0 || i >= 4
+		r := sizeRun{Value: fmt.Sprintf("%gx", x), X: x, Label: "pebble", Engine: "pebble"}
+		if ok {
+			r.Result = sizeResult(1000/x, nil)
+		} else {
+			r.Error = "killed"
+		}
+		runs = append(runs, r, sizeRun{Value: r.Value, X: x, Label: "bbolt", Engine: "bbolt", Result: sizeResult(500/x, nil)})
+	}
+	segs := throughputSegments(runs, "pebble")
+	if len(segs) != 2 || len(segs[0]) != 1 || len(segs[1]) != 2 || segs[0][0].X != 0.25 || segs[1][0].X != 4 || segs[1][1].X != 8 {
+		t.Errorf("pebble's segments %v, want [0.25] and [4 8]", segs)
+	}
+	if segs := throughputSegments(runs, "bbolt"); len(segs) != 1 || len(segs[0]) != 6 {
+		t.Errorf("bbolt's segments %v, want one of 6 points", segs)
+	}
+	if err := plotSizeSweep(filepath.Join(t.TempDir(), "p.png"), "t", runs); err != nil {
+		t.Fatal(err)
 	}
 }
