@@ -3,7 +3,7 @@
 # "auto within 5% of the best fixed R at every point", Strata alone, point reads at every data size of
 # sweep17.sh, single runs, then document 000's simulated scenarios. Run from a directory holding strata
 # and strata-bench-child of one revision and the loads d-sysbench, d-events (made by sweep17.sh --keep).
-# docs/bench/autor-goals.py autor-*.json prints the table.
+# docs/bench/autor-goals.py autor-*.json (and autor3-*.json, the second sitting) prints the tables.
 S="./strata bench sweep --param table-size --strata-bin ./strata-bench-child \
    --mem-limit 64MiB --cache 32MiB --strata-cache fill --strata-overhead 24MiB --warmup 10s --duration 5s --keep \
    --strata-page-size 4KiB --engine strata --strata-r auto,0,0.25,0.5,0.75,0.95 --workload oltp_point_select \
@@ -14,6 +14,8 @@ run autor-events-uniform $S --dir d-events --dataset events --distribution unifo
 run autor-sysbench-special $S --dir d-sysbench --dataset sysbench --distribution special --json autor-sysbench-special.json
 mkdir -p poolsweep
 run poolsweep ./strata pool-sweep --shares 0,0.25,0.5,0.75,0.95,auto --out poolsweep
+# nvme + deflate three more times, frames alone against auto:
+for i in 1 2 3; do mkdir -p ps-$i; run ps-$i ./strata pool-sweep --scenario nvme+deflate --shares 0,auto --out ps-$i; done
 # Second sitting: the points where a single run put auto more than 5% below the best fixed R, medians
 # of three (auto, the best fixed R, and R 0 where the data fits in frames).
 R="./strata bench sweep --param table-size --strata-bin ./strata-bench-child \

@@ -1,9 +1,10 @@
 #!/bin/bash
 # docs/BENCHMARKS.md, "The server's GET buffer" (twenty-fourth session): redis-benchmark GETs against
-# `strata serve` built before (a5ee27e) and after (b3893fb) GET read into a buffer the connection
-# keeps. Run from a directory holding old/strata and new/strata. Each round loads 100,000 keys of
-# 1 KiB with SET, then measures GET, rounds alternating the builds; the server's Go collector metrics
-# give the collections during the GETs.
+# `strata serve` built before (a5ee27e) and after (76fe0f7, the server as b3893fb left it) GET read
+# into a buffer the connection keeps. Run from a directory holding old/strata and new/strata. Each
+# round makes 200,000 SETs of 1 KiB values over 100,000 random keys, then measures GET over the same
+# keys, rounds alternating the builds; the server's Go collector metrics give the collections during
+# the GETs.
 set -u
 port=6391; maddr=127.0.0.1:9391
 gc() { curl -s http://$maddr/metrics | awk '$1=="go_gc_duration_seconds_count"{print $2}'; }

@@ -27,7 +27,7 @@ package bufferpool
 // the state after images drain under their share in frames alone
 // (R = MinShare, compressing demotions off): sysbench special keys at
 // 1.5× the memory kept 0.71 MB of arena pages for 50 KB of images, and
-// missed 23% more often than R 0 (docs/BENCHMARKS.md, "Auto R against
+// missed 24% more often than R 0 (docs/BENCHMARKS.md, "Auto R against
 // fixed R across the sweep").
 //
 // Lock rules: every function here is called with mu held and returns

@@ -14,7 +14,7 @@ import (
 // a small R) give that memory to the frames by compaction when the frames
 // need it, keeping every image; before, the frames evicted each other
 // beside arena pages holding an eighth of their bytes (sysbench special
-// keys at 1.5× the memory: 0.71 MB of arena for 50 KB of images, 23% more
+// keys at 1.5× the memory: 0.71 MB of arena for 50 KB of images, 24% more
 // misses than R 0).
 func TestFramesTakeSparseImageMemory(t *testing.T) {
 	s := openStore(t, vfs.NewMem(), "lz4")
