@@ -17,7 +17,11 @@ package server
 //     redcon's serve loop return (which closes what is left).
 //
 // Lock rules: listener.mu guards the connection registry and the draining
-// flag; netConn.mu guards the read deadline against the race between
+// flag, and a connection is counted in Server.handlers when it is
+// registered, under it: so a connection Accept hands redcon before
+// Shutdown's drain is counted before Shutdown waits for the count, and
+// none is counted after (a WaitGroup must not go up from zero while it is
+// waited on). netConn.mu guards the read deadline against the race between
 // redcon setting its idle deadline and Shutdown pinning it. Neither is held
 // while calling into redcon or the database.
 
@@ -234,10 +238,10 @@ func (s *Server) accept(conn redcon.Conn) bool {
 		}
 		nc.writeDirect("-ERR max number of clients reached\r\n")
 		s.ln.forget(nc)
+		s.handlers.Done() // counted by listener.Accept; no handler runs
 		return false
 	}
 	s.totalConns.Add(1)
-	s.handlers.Add(1)
 	cl := &client{id: s.nextClientID.Add(1), nc: nc, srv: s, authed: s.cfg.Password == ""}
 	nc.lim = newFrameLimiter(s.cfg.Limits, func() bool { return !cl.authed })
 	conn.SetContext(cl)
@@ -282,6 +286,9 @@ func (l *listener) Accept() (net.Conn, error) {
 		if err == nil && !draining {
 			nc := &netConn{Conn: c, outputTimeout: l.srv.cfg.OutputTimeout}
 			l.conns[nc] = struct{}{}
+			// Counted until redcon's closed callback (or accept's
+			// refusal) says its handler is done.
+			l.srv.handlers.Add(1)
 			l.mu.Unlock()
 			return nc, nil
 		}

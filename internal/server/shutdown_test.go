@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,5 +74,65 @@ func TestShutdownCommand(t *testing.T) {
 	case <-ts.srv.ShutdownRequested():
 	case <-time.After(5 * time.Second):
 		t.Fatal("SHUTDOWN did not request a shutdown")
+	}
+}
+
+// TestShutdownWhileClientsConnect: connections arriving while Shutdown
+// starts are either refused or counted before Shutdown waits for the
+// connections to end. Before, a connection's count went up in redcon's
+// accept callback, which can run after Shutdown has begun to wait: a
+// WaitGroup raised from zero while waited on, which the race detector
+// reports and sync may panic on ("WaitGroup is reused before previous
+// Wait has returned"; seen once in CI in TestGarbageInput).
+func TestShutdownWhileClientsConnect(t *testing.T) {
+	db, err := strata.Open(t.TempDir(), &strata.Options{CacheSize: 4 << 20, Sync: strata.SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for round := range 20 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := New(db, Config{})
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		stop := make(chan struct{})
+		var dialers sync.WaitGroup
+		for range 4 {
+			dialers.Add(1)
+			go func() {
+				defer dialers.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+					if err != nil {
+						continue // refused once the listener closed
+					}
+					c.Write([]byte("PING\r\n"))
+					c.Close()
+				}
+			}()
+		}
+		time.Sleep(time.Duration(round%5) * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = srv.Shutdown(ctx)
+		cancel()
+		close(stop)
+		dialers.Wait()
+		if err != nil {
+			t.Fatalf("round %d: shutdown: %v", round, err)
+		}
+		if err := <-served; err != nil {
+			t.Fatalf("round %d: serve: %v", round, err)
+		}
+		if n := srv.Clients(); n != 0 {
+			t.Fatalf("round %d: %d clients after shutdown", round, n)
+		}
 	}
 }
