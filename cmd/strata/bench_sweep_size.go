@@ -618,22 +618,22 @@ func writeSizeSweepTable(w io.Writer, runs []sizeRun, values []string) error {
 	return nil
 }
 
-// plotSizeSweep draws throughput per engine (top) and Strata's hit ratios
-// at automatic R (bottom) against data/memory, on a log axis. With several
-// page sizes each has its own marker shape in both panels, and the bottom
-// one draws each page size's automatic-R run (the first, if R=auto was
-// given twice), in its own line style.
-// throughputSegments returns the throughput points of one label's runs,
-// in the order run, split where a run failed: a line drawn across a
-// failed point (a peer killed at its memory limit) would read as
+// throughputSegments returns the throughput points of one label's runs
+// in order of data size, the first run at each size (R=auto given twice
+// makes two runs of one label), split where a run failed: a line drawn
+// across a failed point (a peer killed at its memory limit) would read as
 // measured values there.
 func throughputSegments(runs []sizeRun, label string) []plotter.XYs {
+	var mine []sizeRun
+	for _, run := range runs {
+		if run.Label == label && run.X > 0 && !slices.ContainsFunc(mine, func(m sizeRun) bool { return m.Value == run.Value }) {
+			mine = append(mine, run)
+		}
+	}
+	slices.SortStableFunc(mine, func(a, b sizeRun) int { return cmp.Compare(a.X, b.X) })
 	var segs []plotter.XYs
 	var cur plotter.XYs
-	for _, run := range runs {
-		if run.Label != label || run.X <= 0 {
-			continue
-		}
+	for _, run := range mine {
 		if run.Result == nil || run.Result.TxnPerSec <= 0 {
 			if len(cur) > 0 {
 				segs, cur = append(segs, cur), nil
@@ -648,6 +648,11 @@ func throughputSegments(runs []sizeRun, label string) []plotter.XYs {
 	return segs
 }
 
+// plotSizeSweep draws throughput per engine (top) and Strata's hit ratios
+// at automatic R (bottom) against data/memory, on a log axis. With several
+// page sizes each has its own marker shape in both panels, and the bottom
+// one draws each page size's automatic-R run (the first, if R=auto was
+// given twice), in its own line style.
 func plotSizeSweep(path, title string, runs []sizeRun) error {
 	tput := plot.New()
 	tput.Title.Text = title + ": throughput vs data size"

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stratadb/strata/internal/bench"
+	"gonum.org/v1/plot/plotter"
 )
 
 func TestParseTableSizes(t *testing.T) {
@@ -228,5 +229,22 @@ func TestThroughputLineBreaksAtFailedRuns(t *testing.T) {
 	}
 	if err := plotSizeSweep(filepath.Join(t.TempDir(), "p.png"), "t", runs); err != nil {
 		t.Fatal(err)
+	}
+	// --values in no order (4x before 2x) and R=auto given twice (two
+	// runs of one label at each size): the line follows the data size,
+	// takes the first run at each, and still breaks at the failed 2x.
+	auto := func(v string, x, txn float64) sizeRun {
+		r := sizeRun{Value: v, X: x, Label: "strata R=auto", Engine: "strata", Share: -1}
+		if txn > 0 {
+			r.Result = sizeResult(txn, nil)
+		} else {
+			r.Error = "killed"
+		}
+		return r
+	}
+	runs = []sizeRun{auto("1x", 1, 100), auto("1x", 1, 90), auto("4x", 4, 40), auto("4x", 4, 45), auto("2x", 2, 0), auto("2x", 2, 70)}
+	segs = throughputSegments(runs, "strata R=auto")
+	if len(segs) != 2 || len(segs[0]) != 1 || len(segs[1]) != 1 || segs[0][0] != (plotter.XY{X: 1, Y: 100}) || segs[1][0] != (plotter.XY{X: 4, Y: 40}) {
+		t.Errorf("segments %v, want [(1, 100)] and [(4, 40)]", segs)
 	}
 }

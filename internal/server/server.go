@@ -23,7 +23,8 @@ package server
 // none is counted after (a WaitGroup must not go up from zero while it is
 // waited on). netConn.mu guards the read deadline against the race between
 // redcon setting its idle deadline and Shutdown pinning it. Neither is held
-// while calling into redcon or the database.
+// while calling into redcon or the database; listener.mu may be taken under
+// redcon's own lock (its closed callback), never the reverse.
 
 import (
 	"context"
@@ -114,7 +115,8 @@ type Server struct {
 	stopped bool
 	rs      *redcon.Server
 
-	// handlers counts connections whose goroutine has not ended.
+	// handlers counts the connections listener.Accept registered whose
+	// handler has not ended (or that accept has not yet refused).
 	handlers sync.WaitGroup
 
 	clients        atomic.Int64
@@ -228,7 +230,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) accept(conn redcon.Conn) bool {
 	nc, ok := conn.NetConn().(*netConn)
 	if !ok {
-		return false
+		// Every connection comes from listener.Accept, which counted it
+		// for Shutdown: one that is not ours could be neither found nor
+		// uncounted, and Shutdown would wait for it forever.
+		panic(fmt.Sprintf("server: connection of type %T not from the server's listener", conn.NetConn()))
 	}
 	if s.clients.Add(1) > int64(s.cfg.MaxClients) {
 		s.clients.Add(-1)

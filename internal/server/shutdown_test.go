@@ -119,6 +119,9 @@ func TestShutdownWhileClientsConnect(t *testing.T) {
 				}
 			}()
 		}
+		for srv.Addr() == nil { // Serve has started: Shutdown has a listener to drain
+			time.Sleep(100 * time.Microsecond)
+		}
 		time.Sleep(time.Duration(round%5) * time.Millisecond)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err = srv.Shutdown(ctx)
