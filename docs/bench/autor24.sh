@@ -25,4 +25,6 @@ run autor3-sysbench $R --strata-r auto,0,0.95 --values 0.5x,1x,2x --dir d-sysben
 run autor3-events $R --strata-r auto,0,0.95 --values 0.25x,2x --dir d-events --dataset events --json autor3-events.json
 run autor3-events8 $R --strata-r auto,0.75 --values 8x --dir d-events --dataset events --json autor3-events8.json
 run autor3-special $R --strata-r auto,0,0.75 --values 1.5x,8x --dir d-sysbench --dataset sysbench --distribution special --json autor3-special.json
+# Third sitting: a longer auto warm-up for nvme + deflate, skewed keys.
+for i in 1 2 3; do for w in 8s 16s; do mkdir -p wu-$w-$i; run wu-$w-$i ./strata pool-sweep --scenario nvme+deflate --dist skewed --shares 0,auto --auto-warmup $w --out wu-$w-$i; done; done
 touch AUTORDONE
