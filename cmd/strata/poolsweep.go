@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,6 +31,8 @@ type sweepFlags struct {
 	duration   time.Duration
 	threads    int
 	outDir     string
+	logPath    string
+	latency    time.Duration
 }
 
 func newPoolSweepCommand() *cobra.Command {
@@ -56,7 +59,9 @@ with the paper model's prediction and writes a PNG plot per scenario.`,
 	fl.DurationVar(&f.autoWarmup, "auto-warmup", 8*time.Second, "warm-up of the auto run, to let R settle (nvme; ×2 on hdd)")
 	fl.DurationVar(&f.duration, "duration", 4*time.Second, "measured time per run (nvme; ×2 on hdd)")
 	fl.IntVar(&f.threads, "threads", 1, "reader goroutines (keep ≤ GOMAXPROCS: the simulated device spins for sub-ms waits)")
-	fl.StringVar(&f.outDir, "out", ".", "directory for the PNG plots and sweep.json")
+	fl.StringVar(&f.outDir, "out", ".", "directory for the PNG plots and sweep.json (made if missing)")
+	fl.DurationVar(&f.latency, "read-latency", 0, "the simulated device's read latency instead of the scenario's (e.g. to bring T_disk_read's ratio to T_decom near another host's)")
+	fl.StringVar(&f.logPath, "log", "", "write the controller's decisions and trials (auto runs, JSON lines at debug level) to this file")
 	return cmd
 }
 
@@ -86,11 +91,26 @@ func scenarioByName(name string) (poolbench.Scenario, error) {
 }
 
 func runPoolSweep(out io.Writer, f sweepFlags) error {
+	if err := os.MkdirAll(f.outDir, 0o755); err != nil {
+		return err
+	}
+	var logger *slog.Logger // the auto runs' controller trace (--log)
+	if f.logPath != "" {
+		lf, err := os.Create(f.logPath)
+		if err != nil {
+			return err
+		}
+		defer lf.Close()
+		logger = slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	var points []sweepPoint
 	for _, name := range strings.Split(f.scenarios, ",") {
 		sc, err := scenarioByName(strings.TrimSpace(name))
 		if err != nil {
 			return err
+		}
+		if f.latency > 0 {
+			sc.Device.ReadLatency = f.latency
 		}
 		slow := sc.Device.ReadLatency >= time.Millisecond
 		warm, autoWarm, dur := f.warmup, f.autoWarmup, f.duration
@@ -122,8 +142,13 @@ func runPoolSweep(out io.Writer, f sweepFlags) error {
 					}
 					w = warm
 				}
+				var runLog *slog.Logger
+				if logger != nil && share < 0 {
+					runLog = logger.With("scenario", sc.Name, "dist", dist)
+					runLog.Info("pool-sweep: auto run starts", "warmup", w, "duration", dur)
+				}
 				res, err := poolbench.Run(ds, poolbench.Config{CacheSize: f.cache, Share: share, Skewed: dist == "skewed",
-					Threads: f.threads, Warmup: w, Duration: dur, Partitions: 1, Seed: 7})
+					Threads: f.threads, Warmup: w, Duration: dur, Partitions: 1, Seed: 7, Logger: runLog})
 				if err != nil {
 					return err
 				}

@@ -1,6 +1,7 @@
 package bufferpool
 
 import (
+	"log/slog"
 	"math"
 	"sync"
 	"time"
@@ -198,6 +199,9 @@ type controller struct {
 	now time.Time
 	// lastTick is the time of the last interval's adjust.
 	lastTick time.Time
+	// log receives the controller's decisions and trials at Debug level
+	// (Options.Logger): a trace for whoever tunes it, off by default.
+	log *slog.Logger
 }
 
 const (
@@ -224,6 +228,10 @@ func (c *controller) init(o Options) {
 	c.step = 0.05
 	c.alpha = 0.5
 	c.trial.init()
+	c.log = o.Logger
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
 }
 
 // costs returns what an image hit and a miss cost more than a frame hit:
@@ -525,6 +533,7 @@ func (p *Pool) adjust() {
 		if c.warm = c.warmedUp(r, mem, ev, p.pageSize, len(p.parts)); !c.warm {
 			return // the warm-up's evidence is not the steady state's
 		}
+		c.log.Debug("bufferpool: warmed up", "share", p.Share(), "frame_bytes", mem.frameBytes, "image_bytes", mem.imageBytes)
 	}
 	if iv.n == 0 {
 		iv.idle = 1
@@ -584,6 +593,13 @@ func (p *Pool) adjust() {
 	}
 	c.syncCompressing(p, c.now)
 	c.applyShare(p, r)
+	if c.log.Enabled(nil, slog.LevelDebug) {
+		c.log.Debug("bufferpool: decision", "from", prev, "to", p.Share(), "usage", usage, "alpha", alpha,
+			"gain_u", c.lastGainU, "loss_u", c.lastLossU, "gain_c", c.lastGainC, "loss_c", c.lastLossC,
+			"thin", c.thin, "wanted_up", c.wantedUp, "compressing", p.compressing.Load(),
+			"hits_u", decided.hitsU, "hits_c", decided.hitsC, "misses", decided.misses,
+			"stuck_copy", c.trial.stuck[armCopy], "stuck_frames", c.trial.stuck[armFrames])
+	}
 }
 
 // farViewReady reports whether the frames have evicted enough pages since

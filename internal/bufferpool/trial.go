@@ -217,6 +217,13 @@ func (w window) clearlyBeats(before window) bool {
 // armKind names a regime a trial measures (see the top of this file).
 type armKind int
 
+func (a armKind) String() string {
+	if a == armFrames {
+		return "frames"
+	}
+	return "copy"
+}
+
 const (
 	armCopy   armKind = iota // R at the ceiling (innerCeiling): pages keep their read images
 	armFrames                // R = MinShare, no compressing demotion: frames alone
@@ -476,22 +483,24 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	c.closeTrial()
 	a := &t.arms[t.arm]
 	won := t.during.beats(t.before)
-	switch {
-	case t.arm == armFrames:
+	if t.arm == armFrames {
 		won = t.during.clearlyBeats(t.before)
 		if won && a.confirming {
 			// The window before the confirming trial may be the refill
 			// after the first: it must beat the first's too.
 			won = t.during.clearlyBeats(a.confirmBefore)
-		} else if won && !(t.byModel && c.framesByModel(c.alpha)) {
-			// A first clear win goes back and is tried again without
-			// waiting out the back-off, which a confirmation abandoned
-			// on the way must (see the top of this file).
-			a.confirming, a.confirmFrom, a.confirmBefore = true, t.from, t.before
-			a.notBefore = now.Add(a.backoff)
-			c.settling, c.settled = true, 0
-			return t.from, true
 		}
+	}
+	c.log.Debug("bufferpool: trial ends", "arm", t.arm.String(), "won", won, "confirming", a.confirming,
+		"rate", t.during.rate(), "before_rate", t.before.rate(), "ns", t.during.perAccess(), "before_ns", t.before.perAccess())
+	if t.arm == armFrames && won && !a.confirming && !(t.byModel && c.framesByModel(c.alpha)) {
+		// A first clear win goes back and is tried again without waiting
+		// out the back-off, which a confirmation abandoned on the way
+		// must (see the top of this file).
+		a.confirming, a.confirmFrom, a.confirmBefore = true, t.from, t.before
+		a.notBefore = now.Add(a.backoff)
+		c.settling, c.settled = true, 0
+		return t.from, true
 	}
 	a.confirming = false
 	if !won {
@@ -690,6 +699,8 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 	t.intervals, t.during = 0, window{}
 	t.stuck, t.steadyN = [numArms]int{}, 0
 	t.arms[a].tried++
+	c.log.Debug("bufferpool: trial starts", "arm", a.String(), "from", next, "share", t.share,
+		"by_model", t.byModel, "confirming", t.arms[a].confirming, "before_rate", before.rate(), "before_ns", before.perAccess())
 	return t.share
 }
 

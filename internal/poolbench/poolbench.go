@@ -10,6 +10,7 @@ package poolbench
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,8 @@ type Config struct {
 	Seed       uint64
 	// ControllerInterval overrides the pool's default.
 	ControllerInterval time.Duration
+	// Logger is the pool's (bufferpool.Options.Logger); nil discards.
+	Logger *slog.Logger
 }
 
 // Result of one run.
@@ -121,7 +124,8 @@ func Run(ds *Dataset, cfg Config) (Result, error) {
 		return res, err
 	}
 	defer s.Close()
-	opts := bufferpool.Options{CacheSize: cfg.CacheSize, Partitions: cfg.Partitions, ControllerInterval: cfg.ControllerInterval}
+	opts := bufferpool.Options{CacheSize: cfg.CacheSize, Partitions: cfg.Partitions, ControllerInterval: cfg.ControllerInterval,
+		Logger: cfg.Logger}
 	if cfg.Share >= 0 {
 		opts.FixedShare, opts.CompressedShare = true, cfg.Share
 	}
