@@ -46,8 +46,8 @@ import (
 // than frames alone; at the maximum it has found them) unless document
 // 000's model says frames alone win (framesByModel), or says images do
 // not pay (imagesDoNotPay, without the margin) and the climb has wanted
-// R up for trialPatience decisions without raising it (stalled in its
-// noise), and, unless the model says either, the depth histogram does
+// R up for trialPatience decisions without moving it more than
+// steadyDrift (stalled in its noise: countStall), and, unless the model says either, the depth histogram does
 // not predict that frames alone would miss far more (framesAddMisses:
 // more than twice the misses plus 2% of the accesses).
 // When both reach their patience in the same decision and neither waits
@@ -647,11 +647,12 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// and want R up one decision in four (document 000's NVMe +
 	// deflate-6 scenario, in which frames alone read 1.2–1.5× faster).
 	// Nor is a climb that has wanted R up for trialPatience decisions
-	// without the evidence to raise it, where images do not pay by the
-	// model either (imagesPay): it is stalled in its noise, not finding
-	// (the same scenario on a host that decompresses deflate-6 in 49 µs,
-	// where the model is borderline: R sat at 0.66–0.68 and the frames
-	// arm, 1.05–1.2× faster, was never tried).
+	// without the evidence to raise it by more than steadyDrift
+	// (countStall), where images do not pay by the model either
+	// (imagesPay): it is stalled in its noise, not finding (the same
+	// scenario on a host that decompresses deflate-6 in 49 µs, where the
+	// model is borderline: R sat at 0.66–0.68 and the frames arm,
+	// 1.05–1.2× faster, was never tried).
 	stalled := c.upStalled >= trialPatience && c.imagesDoNotPay(alpha)
 	raising := wantedUp && math.Min(prev, next) < c.ceiling-0.005 && !c.framesByModel(alpha) && !stalled
 	ok[armFrames] = imagesServe(ev) && differs && !raising && !c.framesAddMisses(alpha, ev)
