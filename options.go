@@ -120,7 +120,11 @@ type Options struct {
 	// negative: only CheckpointWAL starts checkpoints (for update
 	// throughput over space).
 	CheckpointReplaced float64
-	// Logger receives rare events. Default: discard.
+	// Logger receives rare events at Info and above, and at Debug the
+	// buffer pool controller's decisions and trials (about ten lines a
+	// second: docs/ARCHITECTURE.md, "Tracing the controller"). It is called
+	// with the controller's lock held: it must not call back into the
+	// pool or the database. Default: discard.
 	Logger *slog.Logger
 	// FlashCache is a second-level cache of clean pages on a faster
 	// device than the page files (see FlashCache). Default: none.

@@ -59,8 +59,8 @@ with the paper model's prediction and writes a PNG plot per scenario.`,
 	fl.DurationVar(&f.autoWarmup, "auto-warmup", 8*time.Second, "warm-up of the auto run, to let R settle (nvme; ×2 on hdd)")
 	fl.DurationVar(&f.duration, "duration", 4*time.Second, "measured time per run (nvme; ×2 on hdd)")
 	fl.IntVar(&f.threads, "threads", 1, "reader goroutines (keep ≤ GOMAXPROCS: the simulated device spins for sub-ms waits)")
-	fl.StringVar(&f.outDir, "out", ".", "directory for the PNG plots and sweep.json (made if missing)")
-	fl.DurationVar(&f.latency, "read-latency", 0, "the simulated device's read latency instead of the scenario's (e.g. to bring T_disk_read's ratio to T_decom near another host's)")
+	fl.StringVar(&f.outDir, "out", ".", "directory for the PNG plots and rsweep.json (made if missing)")
+	fl.DurationVar(&f.latency, "read-latency", 0, "the simulated device's read latency instead of each scenario's (0: the scenario's), e.g. to put T_disk_read in another host's ratio to T_decom; 1ms or more scales the warm-ups and durations as hdd's")
 	fl.StringVar(&f.logPath, "log", "", "write the controller's decisions and trials (auto runs, JSON lines at debug level) to this file")
 	return cmd
 }
@@ -72,6 +72,7 @@ type sweepPoint struct {
 	OpsPerSec      float64
 	HitU, HitC     float64
 	Miss           float64
+	ReadLatencyUS  float64 // the simulated device's (--read-latency or the scenario's)
 	TDiskUS        float64
 	TDecomUS       float64
 	TCompUS        float64
@@ -90,17 +91,27 @@ func scenarioByName(name string) (poolbench.Scenario, error) {
 	return poolbench.Scenario{}, fmt.Errorf("unknown scenario %q", name)
 }
 
-func runPoolSweep(out io.Writer, f sweepFlags) error {
+func runPoolSweep(out io.Writer, f sweepFlags) (err error) {
+	if f.latency < 0 {
+		return fmt.Errorf("--read-latency %v is negative", f.latency)
+	}
 	if err := os.MkdirAll(f.outDir, 0o755); err != nil {
 		return err
 	}
 	var logger *slog.Logger // the auto runs' controller trace (--log)
 	if f.logPath != "" {
+		if err := os.MkdirAll(filepath.Dir(f.logPath), 0o755); err != nil {
+			return err
+		}
 		lf, err := os.Create(f.logPath)
 		if err != nil {
 			return err
 		}
-		defer lf.Close()
+		defer func() {
+			if cerr := lf.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("--log: %w", cerr)
+			}
+		}()
 		logger = slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	var points []sweepPoint
@@ -144,7 +155,7 @@ func runPoolSweep(out io.Writer, f sweepFlags) error {
 				}
 				var runLog *slog.Logger
 				if logger != nil && share < 0 {
-					runLog = logger.With("scenario", sc.Name, "dist", dist)
+					runLog = logger.With("scenario", sc.Name, "dist", dist, "read_latency", sc.Device.ReadLatency)
 					runLog.Info("pool-sweep: auto run starts", "warmup", w, "duration", dur)
 				}
 				res, err := poolbench.Run(ds, poolbench.Config{CacheSize: f.cache, Share: share, Skewed: dist == "skewed",
@@ -154,7 +165,8 @@ func runPoolSweep(out io.Writer, f sweepFlags) error {
 				}
 				m := poolbench.Model(ds, f.cache, res)
 				pt := sweepPoint{Scenario: sc.Name, Dist: dist, Share: share, FinalShare: res.Share, OpsPerSec: res.OpsPerSec,
-					HitU: res.HitRatioU, HitC: res.HitRatioC, Miss: res.MissRatio,
+					ReadLatencyUS: us(sc.Device.ReadLatency),
+					HitU:          res.HitRatioU, HitC: res.HitRatioC, Miss: res.MissRatio,
 					TDiskUS: us(res.Pool.TDiskRead), TDecomUS: us(res.Pool.TDecom), TCompUS: us(res.Pool.TComp),
 					ModelOptimum: m.OptimalShare()}
 				m.Exclusive = false

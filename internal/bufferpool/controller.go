@@ -1,8 +1,10 @@
 package bufferpool
 
 import (
+	"context"
 	"log/slog"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -162,14 +164,16 @@ type controller struct {
 	thin bool
 	// wantedUp: the last decision wanted R higher, stepped or not.
 	wantedUp bool
-	// upStalled counts the decisions that wanted R higher since R was
-	// last more than steadyDrift from upStallFrom, stepped or not
-	// (decisions that want nothing, or lower, count nothing): a climb
-	// stalled so is no longer finding where images pay (mayPay's
-	// raising). The frames arm then still waits its own trialPatience
-	// decisions. See countStall.
+	// upStalled counts the decisions that wanted R higher, stepped or
+	// not, since the climb last showed it was finding (R more than
+	// steadyDrift from upStallFrom, or two steps up in a row; decisions
+	// that want nothing, or lower, count nothing): a climb stalled so is
+	// no longer finding where images pay (mayPay's raising). The frames
+	// arm then still waits its own trialPatience decisions. See
+	// countStall.
 	upStalled   int
 	upStallFrom float64
+	steppedUp   bool // the last decision raised R
 	// probe measures a miss when nothing misses (probe.go).
 	probe prober
 	// trial measures the regimes the climb cannot see (trial.go).
@@ -581,7 +585,7 @@ func (p *Pool) adjust() {
 		p.target.Store(math.Float64bits(r))
 		return
 	}
-	c.countStall(r)
+	c.countStall(prev, r)
 	tried := c.trial.tried()
 	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)
 	if c.trial.tried() > tried && c.adjustments == steps {
@@ -589,34 +593,50 @@ func (p *Pool) adjust() {
 	}
 	c.syncCompressing(p, c.now)
 	c.applyShare(p, r)
-	if c.log.Enabled(nil, slog.LevelDebug) {
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
 		c.log.Debug("bufferpool: decision", "from", prev, "to", p.Share(), "usage", usage, "alpha", alpha,
-			"gain_u", c.lastGainU, "loss_u", c.lastLossU, "gain_c", c.lastGainC, "loss_c", c.lastLossC,
-			"thin", c.thin, "wanted_up", c.wantedUp, "compressing", p.compressing.Load(),
+			"gain_u", finite(c.lastGainU), "loss_u", finite(c.lastLossU), "gain_c", finite(c.lastGainC), "loss_c", finite(c.lastLossC),
+			"thin", c.thin, "wanted_up", c.wantedUp, "step", c.step, "up_stalled", c.upStalled, "compressing", p.compressing.Load(),
 			"hits_u", decided.hitsU, "hits_c", decided.hitsC, "misses", decided.misses,
-			"stuck_copy", c.trial.stuck[armCopy], "stuck_frames", c.trial.stuck[armFrames])
+			"stuck_copy", c.trial.stuck[armCopy], "stuck_frames", c.trial.stuck[armFrames], "trial", c.trial.active)
 	}
 }
 
-// countStall counts a decision that left R at r into upStalled: one that
-// wanted R up counts, unless R is now more than steadyDrift from where
-// the count began, which starts it anew. A climb that finds where images
-// pay moves R by more: its steps grow by 1.25× while the direction holds.
-// One whose sides are level within their noise wins a small step now and
-// then and creeps (document 000's NVMe + deflate-6 scenario, skewed keys,
-// with decompressions twice as slow as reads: R crept from 0.48 to 0.57
-// in steps of 0.006–0.02 over 10 s, images serving a third of the
-// accesses, while frames alone read 1.1× faster); counted only while R
-// did not move at all, it never stalled, and the frames arm waited for
-// it as for a climb still finding (mayPay).
-func (c *controller) countStall(r float64) {
-	if math.Abs(r-c.upStallFrom) > steadyDrift {
-		c.upStalled, c.upStallFrom = 0, r // R moved: the climb is finding
-		return
+// finite is x for a log record, or its name if it is infinite or NaN,
+// which a JSON handler cannot write.
+func finite(x float64) any {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
-	if c.wantedUp {
+	return x
+}
+
+// countStall counts a decision that took R from prev to r into
+// upStalled: one that wanted R up counts, unless the climb shows it is
+// finding, which starts the count anew: R more than steadyDrift from
+// where the count began, or two steps up in a row (a climb that finds
+// steps while its evidence holds, and its step grows by 1.25× each time).
+// One whose sides are level within their noise wins a small step now and
+// then, among thin and level decisions that shrink its step, and creeps
+// (document 000's NVMe + deflate-6 scenario, skewed keys, decompressions
+// twice as slow as reads: R crept from 0.48 to 0.57 in steps of
+// 0.006–0.022 over 10 s, never two in a row, images serving a third of
+// the accesses, while frames alone read 1.1× faster); counted only while
+// R did not move at all, it never stalled, and the frames arm waited for
+// it as for a climb still finding (mayPay). A climb that finds on
+// evidence so thin that it steps only every other decision, from the
+// smallest step, counts as stalled too; a frames trial is then the
+// arbiter (it must win clearly, and twice unless the model favours frames
+// alone). The count carries over a trial that goes back (to within
+// steadyDrift of where it started): the climb it left had stalled.
+func (c *controller) countStall(prev, r float64) {
+	up := r > prev
+	if math.Abs(r-c.upStallFrom) > steadyDrift || (up && c.steppedUp) {
+		c.upStalled, c.upStallFrom = 0, r // the climb is finding
+	} else if c.wantedUp {
 		c.upStalled++
 	}
+	c.steppedUp = up
 }
 
 // farViewReady reports whether the frames have evicted enough pages since

@@ -9,14 +9,14 @@ import (
 // noise wins a small step up now and then and creeps; it is stalled, not
 // finding, and where document 000's model says images do not pay it no
 // longer holds the frames arm back (mayPay). The decisions replayed are
-// those of the NVMe + deflate-6 scenario with skewed keys and reads half
-// as slow as decompressions (strata pool-sweep --read-latency 40us, the
-// controller's trace): R crept from 0.483 to 0.569 in 10 s with images
-// serving a third of the accesses, where frames alone read 1.1× faster.
-// Counting only the decisions after which R did not move at all, the
-// count started anew at every small step and never reached
-// trialPatience. A climb that finds (steps growing while the direction
-// holds) still holds the arm back.
+// those of the NVMe + deflate-6 scenario with skewed keys and
+// decompressions twice as slow as reads (strata pool-sweep --read-latency
+// 40us, the controller's trace): R crept from 0.483 to 0.569 in 10 s with
+// images serving a third of the accesses, where frames alone read 1.1×
+// faster. Counting only the decisions after which R did not move at all,
+// the count started anew at every small step and never reached
+// trialPatience. A climb that finds, stepping in a row, still holds the
+// arm back, from the smallest step on.
 func TestCreepingClimbStalls(t *testing.T) {
 	const alpha = 0.36
 	borderline := func() *controller {
@@ -34,8 +34,8 @@ func TestCreepingClimbStalls(t *testing.T) {
 		r        float64 // R after the decision
 		wantedUp bool
 	}
-	// The trace's decisions after the warm-up (R, and whether it wanted
-	// R up): small steps up among thin and level decisions.
+	// The trace's decisions after the warm-up's first (R, and whether it
+	// wanted R up): small steps up among thin and level decisions.
 	creep := []decision{
 		{0.483, false}, {0.483, false}, {0.483, false}, {0.483, true}, {0.483, false},
 		{0.483, false}, {0.483, false}, {0.483, true}, {0.483, true}, {0.505, true},
@@ -46,29 +46,45 @@ func TestCreepingClimbStalls(t *testing.T) {
 		{0.522, true}, {0.528, true}, {0.528, false}, {0.528, false}, {0.528, false},
 	}
 	c := borderline()
-	c.upStallFrom = 0.483
-	first := -1
+	prev, first := 0.483, -1
 	for i, d := range creep {
 		c.wantedUp = d.wantedUp
-		c.countStall(d.r)
-		if c.mayPay(d.r, d.r, alpha, ev, d.wantedUp, true)[armFrames] && d.wantedUp && first < 0 {
+		c.countStall(prev, d.r)
+		prev = d.r
+		if d.wantedUp && first < 0 && c.mayPay(d.r, d.r, alpha, ev, true, true)[armFrames] {
 			first = i
 		}
 	}
-	if first < 0 {
-		t.Fatalf("the creep from 0.483 to 0.528 never let the frames arm count a decision that wanted R up (stalled %d)", c.upStalled)
+	// The eighth decision that wanted R up (the first counts from 0.483,
+	// where the count begins) is the first that no longer holds the arm
+	// back.
+	if first != 21 {
+		t.Fatalf("the first decision wanting R up that let the frames arm count was %d of the creep, want 21 (stalled %d)", first, c.upStalled)
 	}
-	t.Logf("a decision that wanted R up counted for the frames arm after %d of the creep's %d decisions", first+1, len(creep))
 
-	// A climb that finds: steps of 0.05 and more, each wanted.
-	c = borderline()
-	c.upStallFrom = 0.36
-	for _, r := range []float64{0.41, 0.46, 0.53, 0.60, 0.70, 0.80, 0.90} {
-		for k := 0; k < 2; k++ { // a thin decision between the steps
+	// A climb that finds: from the smallest step, a step up at every
+	// decision (the step growing by 1.25× each), and then with two thin
+	// decisions after every second step. Counted by its drift alone, the
+	// second would stall after four steps (+0.029).
+	for _, thins := range []int{0, 2} {
+		c = borderline()
+		c.step = minStep
+		r := 0.40
+		c.countStall(0.40, r)
+		for k := 1; k <= 24 && r < 0.9; k++ {
+			next := r + c.step
+			c.step = min(maxStep, c.step*1.25)
 			c.wantedUp = true
-			c.countStall(r)
-			if c.mayPay(r, r, alpha, ev, true, true)[armFrames] {
-				t.Fatalf("the frames arm may pay at R %.2f during a climb that finds (stalled %d)", r, c.upStalled)
+			c.countStall(r, next)
+			if c.mayPay(next, next, alpha, ev, true, true)[armFrames] {
+				t.Fatalf("%d thin decisions after every second step: the frames arm may pay at R %.3f during a climb that finds (stalled %d)", thins, next, c.upStalled)
+			}
+			r = next
+			for j := 0; k%2 == 0 && j < thins; j++ {
+				c.countStall(r, r) // thin: wanted R up, no step
+				if c.mayPay(r, r, alpha, ev, true, true)[armFrames] {
+					t.Fatalf("%d thin decisions after every second step: the frames arm may pay at R %.3f during a climb that finds (stalled %d)", thins, r, c.upStalled)
+				}
 			}
 		}
 	}

@@ -65,7 +65,11 @@ type Options struct {
 	// can). Any codec reads back alike. Default: the store's codec, or
 	// zstd-1 for zstd at levels 1-3 (see DefaultCodec).
 	Codec codec.Codec
-	// Logger receives rare events. Default: discard.
+	// Logger receives rare events at Info and above, and at Debug the
+	// buffer pool controller's decisions and trials (about ten lines a
+	// second: docs/ARCHITECTURE.md, "Tracing the controller"). It is called
+	// with the controller's lock held: it must not call back into the
+	// pool or the database. Default: discard.
 	Logger *slog.Logger
 }
 

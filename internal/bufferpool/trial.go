@@ -46,10 +46,11 @@ import (
 // than frames alone; at the maximum it has found them) unless document
 // 000's model says frames alone win (framesByModel), or says images do
 // not pay (imagesDoNotPay, without the margin) and the climb has wanted
-// R up for trialPatience decisions without moving it more than
-// steadyDrift (stalled in its noise: countStall), and, unless the model says either, the depth histogram does
-// not predict that frames alone would miss far more (framesAddMisses:
-// more than twice the misses plus 2% of the accesses).
+// R up in trialPatience decisions, not necessarily in a row, without
+// showing it is finding (stalled in its noise: countStall), and, unless
+// the model says either, the depth histogram does not predict that
+// frames alone would miss far more (framesAddMisses: more than twice the
+// misses plus 2% of the accesses).
 // When both reach their patience in the same decision and neither waits
 // out a back-off, the copy arm goes first.
 // The controller moves to the arm's setting, lets the pool settle for
@@ -472,6 +473,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		c.closeTrial()
 		t.arms[t.arm].confirming = false
 		c.settling, c.settled = true, 0
+		c.log.Debug("bufferpool: trial ends", "arm", t.arm.String(), "verdict", "none: the ceiling fell", "ceiling", c.ceiling)
 		return math.Min(t.from, c.ceiling), true
 	}
 	if t.intervals > trialSettle {
@@ -491,9 +493,17 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 			won = t.during.clearlyBeats(a.confirmBefore)
 		}
 	}
-	c.log.Debug("bufferpool: trial ends", "arm", t.arm.String(), "won", won, "confirming", a.confirming,
-		"rate", t.during.rate(), "before_rate", t.before.rate(), "ns", t.during.perAccess(), "before_ns", t.before.perAccess())
-	if t.arm == armFrames && won && !a.confirming && !(t.byModel && c.framesByModel(c.alpha)) {
+	confirm := t.arm == armFrames && won && !a.confirming && !(t.byModel && c.framesByModel(c.alpha))
+	verdict := "lost"
+	switch {
+	case confirm:
+		verdict = "confirm"
+	case won:
+		verdict = "kept"
+	}
+	c.log.Debug("bufferpool: trial ends", "arm", t.arm.String(), "verdict", verdict, "confirming", a.confirming,
+		"rate", t.during.rate(), "before_rate", t.before.rate(), "ns", finite(t.during.perAccess()), "before_ns", finite(t.before.perAccess()))
+	if confirm {
 		// A first clear win goes back and is tried again without waiting
 		// out the back-off, which a confirmation abandoned on the way
 		// must (see the top of this file).
@@ -649,7 +659,7 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// Nor is a climb that has wanted R up for trialPatience decisions
 	// without the evidence to raise it by more than steadyDrift
 	// (countStall), where images do not pay by the model either
-	// (imagesPay): it is stalled in its noise, not finding (the same
+	// (imagesDoNotPay): it is stalled in its noise, not finding (the same
 	// scenario on a host that decompresses deflate-6 in 49 µs, where the
 	// model is borderline: R sat at 0.66–0.68 and the frames arm,
 	// 1.05–1.2× faster, was never tried).
@@ -701,7 +711,7 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 	t.stuck, t.steadyN = [numArms]int{}, 0
 	t.arms[a].tried++
 	c.log.Debug("bufferpool: trial starts", "arm", a.String(), "from", next, "share", t.share,
-		"by_model", t.byModel, "confirming", t.arms[a].confirming, "before_rate", before.rate(), "before_ns", before.perAccess())
+		"by_model", t.byModel, "confirming", t.arms[a].confirming, "before_rate", before.rate(), "before_ns", finite(before.perAccess()))
 	return t.share
 }
 
