@@ -4,6 +4,8 @@
 # alternating order. nvme+deflate at the scenario's 20 us reads and at 40 us (T_disk_read about half of
 # T_decom, the ratio the AMD host of the earlier sessions had at 20 us); hdd+lz4 once per build.
 # Run from a directory holding old/strata and new/strata.
+# To build: for each revision R and directory D, `git worktree add /tmp/wt R && (cd /tmp/wt && go build
+# -o $PWD/D/ ./cmd/strata) && git worktree remove /tmp/wt` (old = 7c25313, new = 9d38fce, fin = 03302a8).
 set -u
 r() { name=$1; shift; "$@" > $name.txt 2>&1; echo "$(date -u +%H:%M:%S) $name rc=$?" >> progress; }
 for round in 1 2 3; do

@@ -620,7 +620,7 @@ func finite(x float64) any {
 // then, among thin and level decisions that shrink its step, and creeps
 // (document 000's NVMe + deflate-6 scenario, skewed keys, decompressions
 // twice as slow as reads: R crept from 0.48 to 0.57 in steps of
-// 0.006–0.022 over 10 s, never two in a row, images serving a third of
+// 0.006–0.022 over 7 s, never two in a row, images serving a third of
 // the accesses, while frames alone read 1.1× faster); counted only while
 // R did not move at all, it never stalled, and the frames arm waited for
 // it as for a climb still finding (mayPay). A climb that finds on
