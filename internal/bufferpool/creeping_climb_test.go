@@ -19,15 +19,8 @@ import (
 // arm back, from the smallest step on.
 func TestCreepingClimbStalls(t *testing.T) {
 	const alpha = 0.36
-	borderline := func() *controller {
-		c := testController()
-		c.tDisk.v, c.tDecom.v = float64(47*time.Microsecond), float64(90*time.Microsecond)
-		c.mem = memState{frameBytes: 2 << 20, imageBytes: 2 << 20, resident: 4 << 20, avail: 4 << 20, budget: 4 << 20}
-		return c
-	}
-	if c := borderline(); c.framesByModel(alpha) || !c.imagesDoNotPay(alpha) {
-		t.Fatal("the costs are not borderline: the model favours frames clearly, or images pay")
-	}
+	borderline := borderlineControllers(t, alpha, 47*time.Microsecond, 90*time.Microsecond,
+		memState{frameBytes: 2 << 20, imageBytes: 2 << 20, resident: 4 << 20, avail: 4 << 20, budget: 4 << 20})
 	// Images serve a third of the accesses, deeper than frames alone reach.
 	ev := evidence{hitsU: 400, hitsC: 700, misses: 1000, frameEvictions: 100, demotions: 100, depth: depthAt(1.5, 700)}
 	type decision struct {

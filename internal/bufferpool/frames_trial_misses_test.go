@@ -55,15 +55,8 @@ func TestFramesTrialNotWhereFramesAloneWouldMiss(t *testing.T) {
 // still raises R, or a device and codec by which images pay, still do.
 func TestFramesTrialWhereImagesDoNotPay(t *testing.T) {
 	const alpha = 0.37
-	borderline := func() *controller {
-		c := testController()
-		c.tDisk.v, c.tDecom.v = float64(25*time.Microsecond), float64(50*time.Microsecond)
-		c.mem = memState{frameBytes: 22 << 20, imageBytes: 42 << 20, resident: 64 << 20, avail: 64 << 20, budget: 64 << 20}
-		return c
-	}
-	if c := borderline(); c.framesByModel(alpha) || !c.imagesDoNotPay(alpha) {
-		t.Fatal("the costs are not borderline: the model favours frames clearly, or images pay")
-	}
+	borderline := borderlineControllers(t, alpha, 25*time.Microsecond, 50*time.Microsecond,
+		memState{frameBytes: 22 << 20, imageBytes: 42 << 20, resident: 64 << 20, avail: 64 << 20, budget: 64 << 20})
 	// The image hits lie deeper than frames alone reach: they would miss
 	// four times as often.
 	ev := evidence{hitsU: 150, hitsC: 700, misses: 150, frameEvictions: 100, demotions: 100, depth: depthAt(1.5, 700)}
@@ -86,4 +79,22 @@ func TestFramesTrialWhereImagesDoNotPay(t *testing.T) {
 			t.Errorf("%s: the frames arm may pay %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// borderlineControllers returns a maker of test controllers with the
+// given memory and the costs T_disk_read and T_decom, after checking that
+// at α they are borderline: document 000's model says images do not pay
+// (imagesDoNotPay), but not by framesByModel's margin.
+func borderlineControllers(t *testing.T, alpha float64, disk, decom time.Duration, mem memState) func() *controller {
+	t.Helper()
+	newController := func() *controller {
+		c := testController()
+		c.tDisk.v, c.tDecom.v = float64(disk), float64(decom)
+		c.mem = mem
+		return c
+	}
+	if c := newController(); c.framesByModel(alpha) || !c.imagesDoNotPay(alpha) {
+		t.Fatal("the costs are not borderline: the model favours frames clearly, or images pay")
+	}
+	return newController
 }
