@@ -8,14 +8,15 @@ import (
 // TestCreepingClimbStalls: a climb whose sides are level within their
 // noise wins a small step up now and then and creeps; it is stalled, not
 // finding, and where document 000's model says images do not pay it no
-// longer holds the frames arm back (mayPay). The decisions replayed are
-// a 35-decision stretch of the NVMe + deflate-6 scenario with skewed keys and
-// decompressions twice as slow as reads (strata pool-sweep --read-latency
-// 40us, the controller's trace): R crept from 0.483 to 0.569 in 7 s with
-// images serving a third of the accesses, where frames alone read 1.1×
-// faster. Counting only the decisions after which R did not move at all
-// (the rule before), the count started anew at every small step and never
-// reached trialPatience (at most 6 decisions wanting R up between moves). A climb that finds, stepping in a row, still holds the
+// longer holds the frames arm back (mayPay). The decisions replayed are a
+// 35-decision stretch of a controller trace of the NVMe + deflate-6
+// scenario with skewed keys and decompressions twice as slow as reads
+// (strata pool-sweep --read-latency 40us): R crept from 0.483 to 0.569 in
+// 7 s with images serving a third of the accesses, where frames alone
+// read 1.1× faster. Counting only the decisions after which R did not
+// move at all (the rule before), the count started anew at every small
+// step and never reached trialPatience (at most 6 decisions wanting R up
+// between moves). A climb that finds, stepping in a row, still holds the
 // arm back, from the smallest step on.
 func TestCreepingClimbStalls(t *testing.T) {
 	const alpha = 0.36
