@@ -14,7 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Direct reads through Linux native AIO, completed through the Go poller.
+// Direct reads through Linux native AIO, each reader woken by the Go
+// poller.
 //
 // A goroutine blocked in pread(2) keeps its P (the Go scheduler's right to
 // run Go code) until the runtime's monitor takes it back, at least 20 µs
@@ -26,21 +27,32 @@ import (
 // parallel (docs/BENCHMARKS.md, "Deferred commits").
 //
 // So a direct read is submitted with io_submit(2) (IOCB_CMD_PREAD, which
-// for an O_DIRECT file does not wait for the device), and the goroutine
-// waits on a channel, holding no P. The completions raise an eventfd that
-// one goroutine per process (reap) waits on through the Go poller, as a
-// socket is waited on; it reaps them with io_getevents(2) and wakes their
-// readers.
+// for an O_DIRECT file does not wait for the device), and its reader waits
+// holding no P: on an eventfd of its own (taken from a free list for the
+// read), which the completion raises, through the Go poller, as a socket
+// is waited on. Woken, the reader takes every completion waiting in the
+// kernel's ring (io_getevents(2): its own, and any other reader's, whose
+// eventfd wakes that reader in turn) and records each in its request.
+// A reader's completion may have been taken by another just before its
+// eventfd was raised, and not yet recorded: it then waits for its
+// request's channel, which the taker closes.
+//
+// Until the twenty-sixth session one reaper goroutine waited on a shared
+// eventfd and woke each reader through its channel. On an Intel VM that
+// made a random 4 KiB read in an idle process take about 30 µs longer
+// than pread(2): the poller woke the reaper, which woke the reader on
+// another thread (BenchmarkDirectRead, docs/BENCHMARKS.md).
 //
 // Where AIO is not available (io_setup fails: no kernel support, a seccomp
-// filter, fs.aio-max-nr exhausted) or a submission is refused (EAGAIN:
-// too many in flight), the read is a pread(2) as before. A reaper that
-// meets an unexpected error stops using AIO: the reads it had in flight
-// are done again with pread(2), and the following ones use it.
+// filter, fs.aio-max-nr exhausted), a submission is refused (EAGAIN: too
+// many in flight) or no eventfd can be made (EMFILE), the read is a
+// pread(2) as before. A reader that meets an unexpected error stops using
+// AIO (fail): the reads in flight are done again with pread(2), and the
+// following ones use it.
 //
-// Lock rules: asyncReader.mu guards reqs and next; it is held only to add
-// or take a request, never across a system call but io_getevents's
-// non-blocking reap.
+// Lock rules: asyncReader.mu guards reqs, next, eventFDs and free; it is
+// held only to add or take a request or an eventfd, never across a
+// system call.
 
 const (
 	iocbCmdPread  = 0
@@ -77,27 +89,34 @@ type ioEvent struct {
 // reads at submission) and, once done, its result.
 type aioRequest struct {
 	cb    iocb
+	efd   *eventFD // the completion raises it
 	res   int64
-	retry bool // the reaper gave up: read again with pread(2)
+	retry bool // AIO was given up: read again with pread(2)
 	done  chan struct{}
+}
+
+// eventFD is an eventfd that one read's completion raises, read through
+// the poller; fd is its descriptor (os.File.Fd would make it blocking).
+type eventFD struct {
+	f  *os.File
+	fd int
 }
 
 type asyncReader struct {
 	ctx uintptr
-	// efd is the eventfd the completions raise, read through the poller;
-	// efdNum its descriptor (os.File.Fd would make efd blocking).
-	efd      *os.File
-	efdNum   int
-	broken   atomic.Bool
-	failOnce sync.Once
-	mu       sync.Mutex
-	reqs     map[uint64]*aioRequest
-	next     uint64
+	// eventFDs are the eventfds made (closed by fail); free those that no
+	// read in flight raises.
+	eventFDs, free []*eventFD
+	broken         atomic.Bool
+	failOnce       sync.Once
+	mu             sync.Mutex
+	reqs           map[uint64]*aioRequest
+	next           uint64
 	// reads counts the reads done through AIO (tests).
 	reads atomic.Int64
 	// overhead is the time the reads spent outside the device's wait, in
-	// io_submit(2) and in the reaper's io_getevents(2) and wake-ups, over
-	// overheadReads of them (ReadOverhead).
+	// io_submit(2) and in io_getevents(2) and the wake-ups of readers whose
+	// completions another took, over overheadReads of them (ReadOverhead).
 	overhead, overheadReads atomic.Int64
 }
 
@@ -131,62 +150,96 @@ func newAsyncReader() *asyncReader {
 	if _, _, e := unix.Syscall(unix.SYS_IO_SETUP, aioEvents, uintptr(unsafe.Pointer(&ctx)), 0); e != 0 {
 		return nil
 	}
-	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		unix.Syscall(unix.SYS_IO_DESTROY, ctx, 0, 0)
-		return nil
-	}
-	a := &asyncReader{ctx: ctx, efd: os.NewFile(uintptr(fd), "aio-eventfd"), efdNum: fd, reqs: make(map[uint64]*aioRequest)}
-	go a.reap()
-	return a
+	return &asyncReader{ctx: ctx, reqs: make(map[uint64]*aioRequest)}
 }
 
-// reap waits for completions and hands them to their readers, until it
-// meets an error it cannot handle: then AIO is off for the process, and
-// the reads in flight are done again with pread(2) (fail).
-func (a *asyncReader) reap() {
+// takeEventFD returns a free eventfd, made if there is none; nil if none
+// can be made or AIO was given up.
+func (a *asyncReader) takeEventFD() *eventFD {
+	a.mu.Lock()
+	if n := len(a.free); n > 0 && !a.broken.Load() {
+		e := a.free[n-1]
+		a.free = a.free[:n-1]
+		a.mu.Unlock()
+		return e
+	}
+	a.mu.Unlock()
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil
+	}
+	e := &eventFD{f: os.NewFile(uintptr(fd), "aio-eventfd"), fd: fd}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.broken.Load() {
+		e.f.Close()
+		return nil
+	}
+	a.eventFDs = append(a.eventFDs, e)
+	return e
+}
+
+// putEventFD frees e, whose read's completion raised it and was read (or
+// which no completion will raise).
+func (a *asyncReader) putEventFD(e *eventFD) {
+	a.mu.Lock()
+	if !a.broken.Load() { // else fail closed it
+		a.free = append(a.free, e)
+	}
+	a.mu.Unlock()
+}
+
+// wait returns when r is done: completed, or given back (fail). It frees
+// r's eventfd.
+func (a *asyncReader) wait(r *aioRequest) {
 	var buf [8]byte
-	var evs [128]ioEvent
+	if _, err := r.efd.f.Read(buf[:]); err != nil { // closed by fail
+		a.fail()
+	} else if !a.reap() {
+		a.fail()
+	}
+	<-r.done // closed by this reap, an earlier one, or fail
+	a.putEventFD(r.efd)
+}
+
+// reap takes the completions waiting in the kernel's ring and records them
+// in their requests; it reports false on an error it cannot handle. A
+// completion that comes after it raises its reader's eventfd, whose reader
+// reaps again: so a reap that takes fewer events than it could has taken
+// all it must.
+func (a *asyncReader) reap() bool {
+	var evs [32]ioEvent
+	start := time.Now()
 	for {
-		if _, err := a.efd.Read(buf[:]); err != nil {
-			a.fail()
-			return
+		var ts unix.Timespec // zero: do not wait
+		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, a.ctx, 0, uintptr(len(evs)), uintptr(unsafe.Pointer(&evs[0])), uintptr(unsafe.Pointer(&ts)), 0)
+		if e == unix.EINTR {
+			continue
 		}
-		start, reaped := time.Now(), 0
-		for {
-			var ts unix.Timespec // zero: do not wait
-			n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, a.ctx, 0, uintptr(len(evs)), uintptr(unsafe.Pointer(&evs[0])), uintptr(unsafe.Pointer(&ts)), 0)
-			if e == unix.EINTR {
-				continue
-			}
-			if e != 0 {
-				a.fail()
-				return
-			}
-			if n == 0 {
-				break
-			}
-			reaped += int(n)
-			a.mu.Lock()
-			for _, ev := range evs[:n] {
-				if r, ok := a.reqs[ev.data]; ok {
-					delete(a.reqs, ev.data)
-					r.res = ev.res
-					close(r.done)
-				}
-			}
-			a.mu.Unlock()
+		if e != 0 {
+			return false
 		}
-		if reaped > 0 {
-			a.overhead.Add(int64(time.Since(start)))
+		a.mu.Lock()
+		for _, ev := range evs[:n] {
+			if r, ok := a.reqs[ev.data]; ok {
+				delete(a.reqs, ev.data)
+				r.res = ev.res
+				close(r.done)
+			}
+		}
+		a.mu.Unlock()
+		if int(n) < len(evs) {
+			break
 		}
 	}
+	a.overhead.Add(int64(time.Since(start)))
+	return true
 }
 
 // fail turns AIO off and sends the reads in flight back to pread(2), once
 // io_destroy(2) has waited for them: the kernel no longer writes into
-// their buffers.
-// Idempotent; it ends the reaper (closing the eventfd).
+// their buffers. It closes every eventfd, which ends their readers' waits.
+// Idempotent.
 func (a *asyncReader) fail() {
 	a.failOnce.Do(func() {
 		a.broken.Store(true)
@@ -197,8 +250,12 @@ func (a *asyncReader) fail() {
 			r.retry = true
 			close(r.done)
 		}
+		efds := a.eventFDs
+		a.eventFDs, a.free = nil, nil
 		a.mu.Unlock()
-		a.efd.Close()
+		for _, e := range efds {
+			e.f.Close()
+		}
 	})
 }
 
@@ -207,10 +264,35 @@ func (a *asyncReader) fail() {
 // read was not done (refused, or given up): the caller reads with
 // pread(2).
 func (a *asyncReader) pread(fd uintptr, p []byte, off int64) (n int, err error, ok bool) {
-	if len(p) == 0 || a.broken.Load() {
+	r := a.submit(fd, p, off)
+	if r == nil {
 		return 0, nil, false
 	}
-	r := &aioRequest{done: make(chan struct{})}
+	a.wait(r)
+	runtime.KeepAlive(p) // the kernel wrote into it until now
+	if r.retry {
+		return 0, nil, false
+	}
+	a.reads.Add(1)
+	if r.res < 0 {
+		return 0, syscall.Errno(-r.res), true
+	}
+	return int(r.res), nil, true
+}
+
+// submit starts a read of len(p) bytes at off of the O_DIRECT file fd into
+// p, and returns its request, or nil where it was not submitted (refused,
+// or AIO given up). The caller waits for it (wait) and keeps p referenced
+// until then.
+func (a *asyncReader) submit(fd uintptr, p []byte, off int64) *aioRequest {
+	if len(p) == 0 || a.broken.Load() {
+		return nil
+	}
+	efd := a.takeEventFD()
+	if efd == nil {
+		return nil
+	}
+	r := &aioRequest{efd: efd, done: make(chan struct{})}
 	a.mu.Lock()
 	a.next++
 	id := a.next
@@ -224,7 +306,7 @@ func (a *asyncReader) pread(fd uintptr, p []byte, off int64) (n int, err error, 
 		nbytes: uint64(len(p)),
 		offset: off,
 		flags:  iocbFlagResfd,
-		resfd:  uint32(a.efdNum),
+		resfd:  uint32(efd.fd),
 	}
 	cbp := &r.cb
 	start := time.Now()
@@ -237,22 +319,14 @@ func (a *asyncReader) pread(fd uintptr, p []byte, off int64) (n int, err error, 
 			a.mu.Lock()
 			delete(a.reqs, id)
 			a.mu.Unlock()
-			return 0, nil, false
+			a.putEventFD(efd)
+			return nil
 		}
 		break
 	}
 	a.overhead.Add(int64(time.Since(start)))
 	a.overheadReads.Add(1)
-	<-r.done
-	runtime.KeepAlive(p) // the kernel wrote into it until now
-	if r.retry {
-		return 0, nil, false
-	}
-	a.reads.Add(1)
-	if r.res < 0 {
-		return 0, syscall.Errno(-r.res), true
-	}
-	return int(r.res), nil, true
+	return r
 }
 
 // AsyncReads reports whether direct reads go through AIO (aio_linux.go),
@@ -262,9 +336,9 @@ func AsyncReads() bool { return asyncReads() != nil }
 
 // ReadOverhead is the mean time a direct read through AIO costs the
 // process's CPUs outside the device's wait: its submission (io_submit(2))
-// and its share of the reaper's (io_getevents(2), waking its reader). The
-// interrupt that completes it and the scheduling of the woken reader are
-// not in it. ok is false until a read was made through AIO.
+// and its reap (io_getevents(2)). The interrupt that completes it and the
+// poller's wake-up of its reader are not in it. ok is false until a read
+// was made through AIO.
 func ReadOverhead() (d time.Duration, ok bool) {
 	a := asyncReads()
 	if a == nil {

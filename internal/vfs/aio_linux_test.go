@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // directFile writes n blocks of random bytes to a new direct file and
@@ -73,6 +75,7 @@ func TestDirectReadsThroughAIO(t *testing.T) {
 	if got := a.reads.Load() - before; got < 16*50 {
 		t.Fatalf("%d reads through AIO, want %d", got, 16*50)
 	}
+	checkEventFDsDrained(t, a)
 	if d, ok := ReadOverhead(); !ok || d <= 0 {
 		t.Fatalf("ReadOverhead() = %v, %v after %d reads through AIO, want their mean CPU time", d, ok, 16*50)
 	}
@@ -156,4 +159,76 @@ func TestAIOFailureFallsBack(t *testing.T) {
 	if given.Load() == 0 {
 		t.Log("every read completed before the failure: the give-back path was not exercised this run")
 	}
+}
+
+// checkEventFDsDrained fails if a free eventfd of a has a count left: the
+// next read to take it would return before its completion.
+func checkEventFDsDrained(t *testing.T, a *asyncReader) {
+	t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.free) == 0 {
+		t.Fatal("no free eventfd after the reads")
+	}
+	var buf [8]byte
+	for _, e := range a.free {
+		if n, err := unix.Read(e.fd, buf[:]); err != unix.EAGAIN {
+			t.Fatalf("free eventfd %d: read %d bytes (% x), %v; want EAGAIN (count 0)", e.fd, n, buf[:max(n, 0)], err)
+		}
+	}
+}
+
+// TestCompletionTakenByAnotherReader: a reader woken by its completion
+// takes every completion in the kernel's ring, another reader's too; that
+// reader, woken by its own eventfd, finds its read done and returns it.
+// Both eventfds go back to the free list with no count left.
+func TestCompletionTakenByAnotherReader(t *testing.T) {
+	a := newAsyncReader()
+	if a == nil {
+		t.Skip("Linux AIO not available here")
+	}
+	t.Cleanup(a.fail)
+	f, want := directFile(t, 8)
+	rc, err := f.(*osFile).f.SyscallConn()
+	must(t, err)
+	bufA, bufB := AlignedBuffer(BlockSize), AlignedBuffer(BlockSize)
+	var ra, rb *aioRequest
+	must(t, rc.Control(func(fd uintptr) {
+		ra = a.submit(fd, bufA, 0)
+		rb = a.submit(fd, bufB, 3*BlockSize)
+	}))
+	if ra == nil || rb == nil {
+		t.Fatal("a submission was refused")
+	}
+	// Both completions raised their eventfds (so both are in the ring).
+	fds := []unix.PollFd{{Fd: int32(ra.efd.fd), Events: unix.POLLIN}, {Fd: int32(rb.efd.fd), Events: unix.POLLIN}}
+	for deadline := time.Now().Add(10 * time.Second); fds[0].Revents&unix.POLLIN == 0 || fds[1].Revents&unix.POLLIN == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("reads not completed after 10 s")
+		}
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, 10); err != nil && err != unix.EINTR {
+			t.Fatal(err)
+		}
+	}
+	a.wait(ra)
+	select {
+	case <-rb.done:
+	default:
+		t.Fatal("the first reader's reap did not record the second's completion")
+	}
+	a.wait(rb)
+	for _, c := range []struct {
+		r    *aioRequest
+		buf  []byte
+		from int
+	}{{ra, bufA, 0}, {rb, bufB, 3 * BlockSize}} {
+		if c.r.retry || c.r.res != BlockSize || !bytes.Equal(c.buf, want[c.from:c.from+BlockSize]) {
+			t.Fatalf("read at %d: retry %v, result %d, or wrong bytes", c.from, c.r.retry, c.r.res)
+		}
+	}
+	if len(a.free) != 2 {
+		t.Fatalf("%d free eventfds after two reads, want 2", len(a.free))
+	}
+	checkEventFDsDrained(t, a)
 }
