@@ -45,22 +45,33 @@ import (
 //
 // Where AIO is not available (io_setup fails: no kernel support, a seccomp
 // filter, fs.aio-max-nr exhausted), a submission is refused (EAGAIN: too
-// many in flight) or no eventfd can be made (EMFILE), the read is a
-// pread(2) as before. A reader that meets an unexpected error stops using
-// AIO (fail): the reads in flight are done again with pread(2), and the
+// many in flight, or any other error), maxEventFDs reads are in flight
+// already, or no eventfd can be made (EMFILE), the read is a pread(2) as
+// before, and so is a read the kernel ended with EINTR or EAGAIN, which
+// pread(2) would have retried. A reader whose reap fails stops using AIO
+// (fail): the reads in flight are done again with pread(2), and the
 // following ones use it.
 //
-// Lock rules: asyncReader.mu guards reqs, next, eventFDs and free; it is
-// held only to add or take a request or an eventfd, never across a
-// system call.
+// Lock rules: asyncReader.mu guards reqs, next, eventFDs, free and
+// making; it is held only to add or take a request or an eventfd, never
+// across a system call.
 
 const (
 	iocbCmdPread  = 0
 	iocbFlagResfd = 1
-	// aioEvents is the most reads in flight; beyond it io_submit refuses
-	// (EAGAIN) and the read falls back to pread(2).
+	// aioEvents is the number of events the context is set up for (the
+	// kernel sizes its ring from it); beyond about that many reads in
+	// flight io_submit refuses (EAGAIN) and the read falls back to
+	// pread(2).
 	aioEvents = 1024
 )
+
+// maxEventFDs bounds the eventfds made, and so the reads in flight through
+// AIO: a read beyond it is a pread(2). Each is a descriptor and a watch
+// of the poller's, kept for the process's life; the engine has at most a
+// few dozen reads in flight (the deferred commits' applier 32, and one per
+// reading goroutine). A variable for tests.
+var maxEventFDs = 128
 
 // iocb is the kernel's struct iocb (linux/aio_abi.h) on a little-endian
 // 64-bit machine.
@@ -96,7 +107,7 @@ type aioRequest struct {
 }
 
 // eventFD is an eventfd that one read's completion raises, read through
-// the poller; fd is its descriptor (os.File.Fd would make it blocking).
+// the poller; fd is its descriptor, for the read's iocb.
 type eventFD struct {
 	f  *os.File
 	fd int
@@ -107,16 +118,18 @@ type asyncReader struct {
 	// eventFDs are the eventfds made (closed by fail); free those that no
 	// read in flight raises.
 	eventFDs, free []*eventFD
-	broken         atomic.Bool
-	failOnce       sync.Once
-	mu             sync.Mutex
-	reqs           map[uint64]*aioRequest
-	next           uint64
+	// making counts the eventfds being made, outside mu (takeEventFD).
+	making   int
+	broken   atomic.Bool
+	failOnce sync.Once
+	mu       sync.Mutex
+	reqs     map[uint64]*aioRequest
+	next     uint64
 	// reads counts the reads done through AIO (tests).
 	reads atomic.Int64
 	// overhead is the time the reads spent outside the device's wait, in
-	// io_submit(2) and in io_getevents(2) and the wake-ups of readers whose
-	// completions another took, over overheadReads of them (ReadOverhead).
+	// io_submit(2) and in the reaps after them (io_getevents(2), recording
+	// the completions), over overheadReads of them (ReadOverhead).
 	overhead, overheadReads atomic.Int64
 }
 
@@ -153,29 +166,42 @@ func newAsyncReader() *asyncReader {
 	return &asyncReader{ctx: ctx, reqs: make(map[uint64]*aioRequest)}
 }
 
-// takeEventFD returns a free eventfd, made if there is none; nil if none
-// can be made or AIO was given up.
+// takeEventFD returns a free eventfd, made if there is none; nil if
+// maxEventFDs are in use, none can be made, or AIO was given up.
 func (a *asyncReader) takeEventFD() *eventFD {
 	a.mu.Lock()
-	if n := len(a.free); n > 0 && !a.broken.Load() {
+	if a.broken.Load() {
+		a.mu.Unlock()
+		return nil
+	}
+	if n := len(a.free); n > 0 {
 		e := a.free[n-1]
 		a.free = a.free[:n-1]
 		a.mu.Unlock()
 		return e
 	}
+	if a.making+len(a.eventFDs) >= maxEventFDs {
+		a.mu.Unlock()
+		return nil
+	}
+	a.making++
 	a.mu.Unlock()
 	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		return nil
+	var e *eventFD
+	if err == nil {
+		e = &eventFD{f: os.NewFile(uintptr(fd), "aio-eventfd"), fd: fd}
 	}
-	e := &eventFD{f: os.NewFile(uintptr(fd), "aio-eventfd"), fd: fd}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.broken.Load() {
-		e.f.Close()
+	a.making--
+	broken := a.broken.Load()
+	if e != nil && !broken {
+		a.eventFDs = append(a.eventFDs, e)
+	}
+	a.mu.Unlock()
+	if e != nil && broken {
+		e.f.Close() // fail has closed the others
 		return nil
 	}
-	a.eventFDs = append(a.eventFDs, e)
 	return e
 }
 
@@ -193,13 +219,30 @@ func (a *asyncReader) putEventFD(e *eventFD) {
 // r's eventfd.
 func (a *asyncReader) wait(r *aioRequest) {
 	var buf [8]byte
-	if _, err := r.efd.f.Read(buf[:]); err != nil { // closed by fail
+	if _, err := r.efd.f.Read(buf[:]); err != nil {
+		// Closed by fail, which gave r back (or another error, after
+		// which fail does).
 		a.fail()
 	} else if !a.reap() {
+		// r completed (its eventfd was raised: the kernel is done with
+		// its buffer), but the ring cannot be read: r is read again.
 		a.fail()
+		a.giveBack(r)
 	}
-	<-r.done // closed by this reap, an earlier one, or fail
+	<-r.done // closed by this reap, an earlier one, giveBack or fail
 	a.putEventFD(r.efd)
+}
+
+// giveBack marks r to be read again with pread(2) and done, unless its
+// completion was recorded already.
+func (a *asyncReader) giveBack(r *aioRequest) {
+	a.mu.Lock()
+	if _, ok := a.reqs[r.cb.data]; ok {
+		delete(a.reqs, r.cb.data)
+		r.retry = true
+		close(r.done)
+	}
+	a.mu.Unlock()
 }
 
 // reap takes the completions waiting in the kernel's ring and records them
@@ -239,11 +282,15 @@ func (a *asyncReader) reap() bool {
 // fail turns AIO off and sends the reads in flight back to pread(2), once
 // io_destroy(2) has waited for them: the kernel no longer writes into
 // their buffers. It closes every eventfd, which ends their readers' waits.
-// Idempotent.
+// Should io_destroy fail, the reads in flight are left to complete: each
+// reader gives its own back when its eventfd says the kernel is done with
+// it (wait). Idempotent.
 func (a *asyncReader) fail() {
 	a.failOnce.Do(func() {
 		a.broken.Store(true)
-		unix.Syscall(unix.SYS_IO_DESTROY, a.ctx, 0, 0)
+		if _, _, e := unix.Syscall(unix.SYS_IO_DESTROY, a.ctx, 0, 0); e != 0 {
+			return
+		}
 		a.mu.Lock()
 		for id, r := range a.reqs {
 			delete(a.reqs, id)
@@ -273,11 +320,21 @@ func (a *asyncReader) pread(fd uintptr, p []byte, off int64) (n int, err error, 
 	if r.retry {
 		return 0, nil, false
 	}
-	a.reads.Add(1)
-	if r.res < 0 {
-		return 0, syscall.Errno(-r.res), true
+	return a.result(r.res)
+}
+
+// result is what pread returns for a read the kernel completed with res:
+// ok false, for pread(2) to do again, where that is EINTR or EAGAIN (a
+// wait the file system could not restart, which pread(2) would retry).
+func (a *asyncReader) result(res int64) (n int, err error, ok bool) {
+	if res == -int64(unix.EINTR) || res == -int64(unix.EAGAIN) {
+		return 0, nil, false
 	}
-	return int(r.res), nil, true
+	a.reads.Add(1)
+	if res < 0 {
+		return 0, syscall.Errno(-res), true
+	}
+	return int(res), nil, true
 }
 
 // submit starts a read of len(p) bytes at off of the O_DIRECT file fd into

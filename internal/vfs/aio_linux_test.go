@@ -232,3 +232,172 @@ func TestCompletionTakenByAnotherReader(t *testing.T) {
 	}
 	checkEventFDsDrained(t, a)
 }
+
+// TestReaderWaitsForATakenCompletion: a reader whose eventfd was raised
+// but whose completion another reader took from the ring and has not yet
+// recorded waits until it is recorded, and returns its result.
+func TestReaderWaitsForATakenCompletion(t *testing.T) {
+	a := newAsyncReader()
+	if a == nil {
+		t.Skip("Linux AIO not available here")
+	}
+	t.Cleanup(a.fail)
+	r := unsubmitted(t, a)
+	if _, err := unix.Write(r.efd.fd, []byte{1, 0, 0, 0, 0, 0, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{})
+	go func() { a.wait(r); close(returned) }()
+	select {
+	case <-returned:
+		t.Fatal("wait returned before the completion was recorded")
+	case <-time.After(50 * time.Millisecond):
+	}
+	a.mu.Lock()
+	delete(a.reqs, r.cb.data)
+	r.res = BlockSize
+	close(r.done)
+	a.mu.Unlock()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait did not return after the completion was recorded")
+	}
+	if r.retry || r.res != BlockSize {
+		t.Fatalf("retry %v, result %d; want the recorded %d", r.retry, r.res, BlockSize)
+	}
+	checkEventFDsDrained(t, a)
+}
+
+// unsubmitted returns a request of a's, with an eventfd and in a's table,
+// that was never submitted.
+func unsubmitted(t *testing.T, a *asyncReader) *aioRequest {
+	t.Helper()
+	efd := a.takeEventFD()
+	if efd == nil {
+		t.Fatal("no eventfd")
+	}
+	r := &aioRequest{efd: efd, done: make(chan struct{})}
+	a.mu.Lock()
+	a.next++
+	r.cb.data = a.next
+	a.reqs[r.cb.data] = r
+	a.mu.Unlock()
+	return r
+}
+
+// openFDs counts the process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	return len(fds)
+}
+
+// TestFailEndsWaits: giving AIO up ends the wait of a reader parked on its
+// eventfd: its read is given back (for pread(2)), and every eventfd is
+// closed.
+func TestFailEndsWaits(t *testing.T) {
+	before := openFDs(t)
+	a := newAsyncReader()
+	if a == nil {
+		t.Skip("Linux AIO not available here")
+	}
+	r := unsubmitted(t, a)
+	returned := make(chan struct{})
+	go func() { a.wait(r); close(returned) }()
+	time.Sleep(10 * time.Millisecond) // let it park in the poller
+	a.fail()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a reader still waits after fail")
+	}
+	if !r.retry {
+		t.Fatal("the read was not given back")
+	}
+	if _, err := r.efd.f.Read(make([]byte, 8)); err == nil {
+		t.Fatal("the eventfd is still open after fail")
+	}
+	if e := a.takeEventFD(); e != nil {
+		t.Fatal("an eventfd taken after fail")
+	}
+	if after := openFDs(t); after != before {
+		t.Fatalf("%d descriptors open after fail, %d before the reader", after, before)
+	}
+}
+
+// TestEventFDsBounded: however many reads are made at once, at most
+// maxEventFDs eventfds are made; the reads beyond are left to pread(2).
+func TestEventFDsBounded(t *testing.T) {
+	a := newAsyncReader()
+	if a == nil {
+		t.Skip("Linux AIO not available here")
+	}
+	t.Cleanup(a.fail)
+	defer func(n int) { maxEventFDs = n }(maxEventFDs)
+	maxEventFDs = 3
+	f, want := directFile(t, 64)
+	rc, err := f.(*osFile).f.SyscallConn()
+	must(t, err)
+	var wg sync.WaitGroup
+	var through, left atomic.Int64
+	for g := 0; g < 24; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := AlignedBuffer(BlockSize)
+			for i := 0; i < 20; i++ {
+				off := int64(rand.IntN(64)) * BlockSize
+				var n int
+				var rerr error
+				var done bool
+				must(t, rc.Control(func(fd uintptr) { n, rerr, done = a.pread(fd, buf, off) }))
+				if !done {
+					left.Add(1)
+					continue
+				}
+				if rerr != nil || n != BlockSize || !bytes.Equal(buf, want[off:off+BlockSize]) {
+					t.Errorf("read at %d: %d bytes, %v, or wrong bytes", off, n, rerr)
+					return
+				}
+				through.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d reads through AIO, %d left to pread(2)", through.Load(), left.Load())
+	a.mu.Lock()
+	made := len(a.eventFDs)
+	a.mu.Unlock()
+	if made > maxEventFDs || through.Load() == 0 {
+		t.Fatalf("%d eventfds made (bound %d), %d reads through AIO", made, maxEventFDs, through.Load())
+	}
+	checkEventFDsDrained(t, a)
+}
+
+// TestInterruptedReadsRetried: a read the kernel ended with EINTR or
+// EAGAIN is left to pread(2), which retries them; other errors and
+// lengths are the read's result.
+func TestInterruptedReadsRetried(t *testing.T) {
+	a := &asyncReader{}
+	for _, c := range []struct {
+		res  int64
+		n    int
+		err  error
+		done bool
+	}{
+		{-int64(unix.EINTR), 0, nil, false},
+		{-int64(unix.EAGAIN), 0, nil, false},
+		{-int64(unix.EIO), 0, unix.EIO, true},
+		{BlockSize, BlockSize, nil, true},
+		{0, 0, nil, true},
+	} {
+		n, err, done := a.result(c.res)
+		if n != c.n || err != c.err || done != c.done {
+			t.Errorf("result(%d) = %d, %v, %v; want %d, %v, %v", c.res, n, err, done, c.n, c.err, c.done)
+		}
+	}
+}
