@@ -585,6 +585,7 @@ func (p *Pool) adjust() {
 		p.target.Store(math.Float64bits(r))
 		return
 	}
+	r = c.holdForConfirmation(prev, r, alpha)
 	c.countStall(prev, r)
 	tried := c.trial.tried()
 	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)

@@ -82,8 +82,9 @@ import (
 // (within steadyDrift), with no other trial and no decision in which the
 // arm did not qualify between them once the pool has settled (the steady
 // window full), and beating the window before the first as well as its
-// own (which may be the refill after the first): one window each way is
-// at the mercy of a load that changes within it, and a cold pool read
+// own (which may be the refill after the first); where the model says
+// images do not pay, R is held meanwhile (holdForConfirmation). One window each way is at the mercy of a load
+// that changes within it, and a cold pool read
 // uniformly beside two busy loops on two cores (data twice the budget,
 // the climb at R 0.92, 5 ms intervals) kept frames alone after one win in
 // 2 of 18 runs and ended at R 0.05 with twice the misses. A load that
@@ -663,10 +664,34 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// scenario on a host that decompresses deflate-6 in 49 µs, where the
 	// model is borderline: R sat at 0.66–0.68 and the frames arm,
 	// 1.05–1.2× faster, was never tried).
-	stalled := c.upStalled >= trialPatience && c.imagesDoNotPay(alpha)
+	// A pending confirmation (see holdForConfirmation) counts as a stall.
+	stalled := (c.upStalled >= trialPatience || c.trial.arms[armFrames].confirming) && c.imagesDoNotPay(alpha)
 	raising := wantedUp && math.Min(prev, next) < c.ceiling-0.005 && !c.framesByModel(alpha) && !stalled
 	ok[armFrames] = imagesServe(ev) && differs && !raising && !c.framesAddMisses(alpha, ev)
 	return ok
+}
+
+// holdForConfirmation is the R a decision from prev to r leaves: prev
+// while a first frames win waits for its confirming trial and document
+// 000's model says images do not pay (imagesDoNotPay); r otherwise. The
+// confirming trial must start from within steadyDrift of the first win's
+// R, and the frames arm must qualify at every decision until then
+// (considerTrial). The first win came from a climb that wanted R up only
+// where it had stalled (mayPay); such a climb, given a fresh step after
+// the trial's return, took R 0.05 or more up or down: a step up started
+// its stall count anew, so the frames arm no longer qualified, and either
+// dropped the confirmation; the next frames trial, a first one again,
+// could lose to the noise (document 000's NVMe + deflate-6 scenario,
+// skewed keys, decompressions twice as slow as reads: runs ended at 87–94%
+// of frames alone, docs/BENCHMARKS.md, twenty-fifth and twenty-sixth
+// sessions). The hold lasts until the confirming trial starts
+// (trialPatience decisions in a row in which the frames arm qualifies)
+// or a decision in which it does not ends the confirmation.
+func (c *controller) holdForConfirmation(prev, r, alpha float64) float64 {
+	if r != prev && c.trial.arms[armFrames].confirming && c.imagesDoNotPay(alpha) {
+		return prev
+	}
+	return r
 }
 
 // considerTrial is called after a decision from prev to next on evidence
