@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,45 +119,16 @@ func TestAIOFailureFallsBack(t *testing.T) {
 	if a == nil {
 		t.Skip("Linux AIO not available here")
 	}
-	f, want := directFile(t, 64)
-	rc, err := f.(*osFile).f.SyscallConn()
-	must(t, err)
-	read := func(buf []byte, off int64) (n int, err error, done bool) {
-		if cerr := rc.Control(func(fd uintptr) { n, err, done = a.pread(fd, buf, off) }); cerr != nil {
-			t.Error(cerr)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	var completed, given atomic.Int64
-	for g := 0; g < 16; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := AlignedBuffer(BlockSize)
-			for i := 0; i < 200; i++ {
-				off := int64(rand.IntN(64)) * BlockSize
-				n, err, done := read(buf, off)
-				if !done {
-					given.Add(1)
-					continue
-				}
-				if err != nil || n != BlockSize || !bytes.Equal(buf, want[off:off+BlockSize]) {
-					t.Errorf("read at %d: %d bytes, %v, or wrong bytes", off, n, err)
-					return
-				}
-				completed.Add(1)
-			}
-		}()
-	}
-	time.Sleep(time.Millisecond)
-	a.fail()
-	wg.Wait()
-	t.Logf("%d reads completed, %d given back", completed.Load(), given.Load())
-	if _, _, done := read(AlignedBuffer(BlockSize), 0); done {
+	f := newAIOFile(t, 64)
+	completed, given := f.readAtOnce(t, a, 16, 200, func() {
+		time.Sleep(time.Millisecond)
+		a.fail()
+	})
+	t.Logf("%d reads completed, %d given back", completed, given)
+	if _, _, done := f.read(t, a, AlignedBuffer(BlockSize), 0); done {
 		t.Fatal("a failed reader read")
 	}
-	if given.Load() == 0 {
+	if given == 0 {
 		t.Log("every read completed before the failure: the give-back path was not exercised this run")
 	}
 }
@@ -339,41 +311,13 @@ func TestEventFDsBounded(t *testing.T) {
 	t.Cleanup(a.fail)
 	defer func(n int) { maxEventFDs = n }(maxEventFDs)
 	maxEventFDs = 3
-	f, want := directFile(t, 64)
-	rc, err := f.(*osFile).f.SyscallConn()
-	must(t, err)
-	var wg sync.WaitGroup
-	var through, left atomic.Int64
-	for g := 0; g < 24; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := AlignedBuffer(BlockSize)
-			for i := 0; i < 20; i++ {
-				off := int64(rand.IntN(64)) * BlockSize
-				var n int
-				var rerr error
-				var done bool
-				must(t, rc.Control(func(fd uintptr) { n, rerr, done = a.pread(fd, buf, off) }))
-				if !done {
-					left.Add(1)
-					continue
-				}
-				if rerr != nil || n != BlockSize || !bytes.Equal(buf, want[off:off+BlockSize]) {
-					t.Errorf("read at %d: %d bytes, %v, or wrong bytes", off, n, rerr)
-					return
-				}
-				through.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	t.Logf("%d reads through AIO, %d left to pread(2)", through.Load(), left.Load())
+	through, left := newAIOFile(t, 64).readAtOnce(t, a, 24, 20, func() {})
+	t.Logf("%d reads through AIO, %d left to pread(2)", through, left)
 	a.mu.Lock()
 	made := len(a.eventFDs)
 	a.mu.Unlock()
-	if made > maxEventFDs || through.Load() == 0 {
-		t.Fatalf("%d eventfds made (bound %d), %d reads through AIO", made, maxEventFDs, through.Load())
+	if made > maxEventFDs || through == 0 {
+		t.Fatalf("%d eventfds made (bound %d), %d reads through AIO", made, maxEventFDs, through)
 	}
 	checkEventFDsDrained(t, a)
 }
@@ -400,4 +344,61 @@ func TestInterruptedReadsRetried(t *testing.T) {
 			t.Errorf("result(%d) = %d, %v, %v; want %d, %v, %v", c.res, n, err, done, c.n, c.err, c.done)
 		}
 	}
+}
+
+// aioFile is a direct file of random bytes (want), read through readers
+// of the tests' own.
+type aioFile struct {
+	rc   syscall.RawConn
+	want []byte
+}
+
+func newAIOFile(t *testing.T, blocks int) *aioFile {
+	t.Helper()
+	f, want := directFile(t, blocks)
+	rc, err := f.(*osFile).f.SyscallConn()
+	must(t, err)
+	return &aioFile{rc: rc, want: want}
+}
+
+// read reads buf at off through a; done is false where a left it to
+// pread(2).
+func (f *aioFile) read(t *testing.T, a *asyncReader, buf []byte, off int64) (n int, err error, done bool) {
+	if cerr := f.rc.Control(func(fd uintptr) { n, err, done = a.pread(fd, buf, off) }); cerr != nil {
+		t.Error(cerr)
+	}
+	return
+}
+
+// readAtOnce reads random blocks through a from goroutines at once, reads
+// each, while during runs; every read done must return the block's bytes.
+// It reports how many were done and how many were left to pread(2).
+func (f *aioFile) readAtOnce(t *testing.T, a *asyncReader, goroutines, reads int, during func()) (done, left int64) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var nDone, nLeft atomic.Int64
+	blocks := len(f.want) / BlockSize
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := AlignedBuffer(BlockSize)
+			for i := 0; i < reads; i++ {
+				off := int64(rand.IntN(blocks)) * BlockSize
+				n, err, ok := f.read(t, a, buf, off)
+				if !ok {
+					nLeft.Add(1)
+					continue
+				}
+				if err != nil || n != BlockSize || !bytes.Equal(buf, f.want[off:off+BlockSize]) {
+					t.Errorf("read at %d: %d bytes, %v, or wrong bytes", off, n, err)
+					return
+				}
+				nDone.Add(1)
+			}
+		}()
+	}
+	during()
+	wg.Wait()
+	return nDone.Load(), nLeft.Load()
 }
