@@ -577,16 +577,15 @@ func (p *Pool) adjust() {
 	decided, alpha := c.pend, c.alpha
 	prev := r
 	c.now, c.mem = time.Now(), mem
-	r = c.decidePending(r, usage, alpha, mem)
 	if !auto {
 		// A fixed R takes no step: the decision is only reported (the
 		// wanted R, gains and losses in Stats).
+		r = c.decidePending(r, usage, alpha, mem)
 		c.adjustments, c.jumps = steps, jumps
 		p.target.Store(math.Float64bits(r))
 		return
 	}
-	r = c.holdForConfirmation(prev, r, alpha)
-	c.countStall(prev, r)
+	r = c.climb(r, usage, alpha, mem)
 	tried := c.trial.tried()
 	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)
 	if c.trial.tried() > tried && c.adjustments == steps {
@@ -610,6 +609,23 @@ func finite(x float64) any {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return x
+}
+
+// climb takes the hill climb's decision from R r on the evidence
+// pending, unless a pending frames confirmation holds R (holdsR): then
+// the decision moves nothing, the climb's step and direction and the
+// step counts stay as they were, and it is not counted as stalled or
+// stepping (countStall); whether it wanted R up stays known (mayPay).
+func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
+	steps, jumps, step, lastDir := c.adjustments, c.jumps, c.step, c.lastDir
+	next := c.decidePending(r, usage, alpha, mem)
+	if next != r && c.holdsR() {
+		c.adjustments, c.jumps, c.step, c.lastDir = steps, jumps, step, lastDir
+		c.steppedUp = false
+		return r
+	}
+	c.countStall(r, next)
+	return next
 }
 
 // countStall counts a decision that took R from prev to r into

@@ -82,8 +82,8 @@ import (
 // (within steadyDrift), with no other trial and no decision in which the
 // arm did not qualify between them once the pool has settled (the steady
 // window full), and beating the window before the first as well as its
-// own (which may be the refill after the first); where the model says
-// images do not pay, R is held meanwhile (holdForConfirmation). One window each way is at the mercy of a load
+// own (which may be the refill after the first); where the model said
+// images do not pay at the first win, R is held meanwhile (holdsR). One window each way is at the mercy of a load
 // that changes within it, and a cold pool read
 // uniformly beside two busy loops on two cores (data twice the budget,
 // the climb at R 0.92, 5 ms intervals) kept frames alone after one win in
@@ -252,6 +252,11 @@ type arm struct {
 	confirming    bool
 	confirmFrom   float64
 	confirmBefore window
+	// holds: R is held while the confirmation is pending (the model said
+	// images do not pay at the first win: holdsR), for at
+	// most maxHoldDecisions decisions (held counts them).
+	holds bool
+	held  int
 }
 
 // tried is the number of trials started, of every arm.
@@ -509,6 +514,7 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		// out the back-off, which a confirmation abandoned on the way
 		// must (see the top of this file).
 		a.confirming, a.confirmFrom, a.confirmBefore = true, t.from, t.before
+		a.holds, a.held = c.imagesDoNotPay(c.alpha), 0
 		a.notBefore = now.Add(a.backoff)
 		c.settling, c.settled = true, 0
 		return t.from, true
@@ -664,34 +670,47 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// scenario on a host that decompresses deflate-6 in 49 µs, where the
 	// model is borderline: R sat at 0.66–0.68 and the frames arm,
 	// 1.05–1.2× faster, was never tried).
-	// A pending confirmation (see holdForConfirmation) counts as a stall.
-	stalled := (c.upStalled >= trialPatience || c.trial.arms[armFrames].confirming) && c.imagesDoNotPay(alpha)
+	// A pending confirmation that holds R (holdsR) counts as
+	// a stall.
+	f := &c.trial.arms[armFrames]
+	stalled := (c.upStalled >= trialPatience && c.imagesDoNotPay(alpha)) || (f.confirming && f.holds)
 	raising := wantedUp && math.Min(prev, next) < c.ceiling-0.005 && !c.framesByModel(alpha) && !stalled
 	ok[armFrames] = imagesServe(ev) && differs && !raising && !c.framesAddMisses(alpha, ev)
 	return ok
 }
 
-// holdForConfirmation is the R a decision from prev to r leaves: prev
-// while a first frames win waits for its confirming trial and document
-// 000's model says images do not pay (imagesDoNotPay); r otherwise. The
-// confirming trial must start from within steadyDrift of the first win's
-// R, and the frames arm must qualify at every decision until then
-// (considerTrial). The first win came from a climb that wanted R up only
-// where it had stalled (mayPay); such a climb, given a fresh step after
-// the trial's return, took R 0.05 or more up or down: a step up started
-// its stall count anew, so the frames arm no longer qualified, and either
-// dropped the confirmation; the next frames trial, a first one again,
-// could lose to the noise (document 000's NVMe + deflate-6 scenario,
-// skewed keys, decompressions twice as slow as reads: runs ended at 87–94%
-// of frames alone, docs/BENCHMARKS.md, twenty-fifth and twenty-sixth
-// sessions). The hold lasts until the confirming trial starts
-// (trialPatience decisions in a row in which the frames arm qualifies)
-// or a decision in which it does not ends the confirmation.
-func (c *controller) holdForConfirmation(prev, r, alpha float64) float64 {
-	if r != prev && c.trial.arms[armFrames].confirming && c.imagesDoNotPay(alpha) {
-		return prev
+// maxHoldDecisions bounds the decisions a pending confirmation holds
+// (holdsR): three times the decisions the confirming trial waits for once
+// the steady window is full.
+const maxHoldDecisions = 3 * trialPatience
+
+// holdsR reports whether a decision that would move R leaves it where it
+// is: a first frames win waits for its confirming trial, and the model
+// said images do not pay when it won (imagesDoNotPay). The confirming
+// trial must start from within steadyDrift of the first win's R, and the
+// frames arm must qualify at every decision until then (considerTrial).
+// The first win came from a climb that wanted R up only where it had
+// stalled (mayPay); such a climb, given a fresh step after the trial's
+// return, took R 0.05 or more up or down: a step up started its stall
+// count anew, so the frames arm no longer qualified, and either dropped
+// the confirmation; the next frames trial, a first one again, could lose
+// to the noise (document 000's NVMe + deflate-6 scenario, skewed keys,
+// decompressions twice as slow as reads: 4 of 16 runs dropped it,
+// docs/BENCHMARKS.md, twenty-fifth and twenty-sixth sessions). The hold
+// lasts until the confirming trial starts, the confirmation ends (a
+// decision in which the frames arm does not qualify once the steady
+// window is full), or it has held maxHoldDecisions decisions, which then
+// ends the confirmation. Each call is a decision that would move R.
+func (c *controller) holdsR() bool {
+	f := &c.trial.arms[armFrames]
+	if !f.confirming || !f.holds {
+		return false
 	}
-	return r
+	if f.held++; f.held > maxHoldDecisions {
+		f.confirming = false
+		return false
+	}
+	return true
 }
 
 // considerTrial is called after a decision from prev to next on evidence
@@ -724,8 +743,11 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 		return next
 	}
 	a := armKind(start)
-	if f := &t.arms[armFrames]; a != armFrames || math.Abs(next-f.confirmFrom) > steadyDrift {
+	if f := &t.arms[armFrames]; f.confirming && (a != armFrames || math.Abs(next-f.confirmFrom) > steadyDrift) {
 		f.confirming = false // another regime measured since the first win
+		if a == armFrames && now.Before(f.notBefore) {
+			return next // only a confirming trial skips the back-off
+		}
 	}
 	t.active, t.arm, t.from, t.before = true, a, next, before
 	t.share = c.share(a)
