@@ -83,11 +83,12 @@ import (
 // arm did not qualify between them once the pool has settled (the steady
 // window full), and beating the window before the first as well as its
 // own (which may be the refill after the first); where the model said
-// images do not pay at the first win, R is held meanwhile (holdsR). One window each way is at the mercy of a load
-// that changes within it, and a cold pool read
-// uniformly beside two busy loops on two cores (data twice the budget,
-// the climb at R 0.92, 5 ms intervals) kept frames alone after one win in
-// 2 of 18 runs and ended at R 0.05 with twice the misses. A load that
+// images do not pay at the first win, R is held meanwhile (holdsR). One
+// window each way is at the mercy of a load that changes within it, and
+// a cold pool read uniformly beside two busy loops on two cores (data
+// twice the budget, the climb at R 0.92, 5 ms intervals) kept frames
+// alone after one win in 2 of 18 runs and ended at R 0.05 with twice the
+// misses. A load that
 // changes its rate by more than trialMargin within the two seconds of a
 // trial can still decide it; the back-offs bound what a wrong verdict
 // costs.
@@ -253,8 +254,8 @@ type arm struct {
 	confirmFrom   float64
 	confirmBefore window
 	// holds: R is held while the confirmation is pending (the model said
-	// images do not pay at the first win: holdsR), for at
-	// most maxHoldDecisions decisions (held counts them).
+	// images do not pay at the first win: holdsR), for at most
+	// maxHoldDecisions decisions (held counts them).
 	holds bool
 	held  int
 }
@@ -670,8 +671,7 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// scenario on a host that decompresses deflate-6 in 49 µs, where the
 	// model is borderline: R sat at 0.66–0.68 and the frames arm,
 	// 1.05–1.2× faster, was never tried).
-	// A pending confirmation that holds R (holdsR) counts as
-	// a stall.
+	// A pending confirmation that holds R (holdsR) counts as a stall.
 	f := &c.trial.arms[armFrames]
 	stalled := (c.upStalled >= trialPatience && c.imagesDoNotPay(alpha)) || (f.confirming && f.holds)
 	raising := wantedUp && math.Min(prev, next) < c.ceiling-0.005 && !c.framesByModel(alpha) && !stalled
@@ -695,8 +695,9 @@ const maxHoldDecisions = 3 * trialPatience
 // count anew, so the frames arm no longer qualified, and either dropped
 // the confirmation; the next frames trial, a first one again, could lose
 // to the noise (document 000's NVMe + deflate-6 scenario, skewed keys,
-// decompressions twice as slow as reads: 4 of 16 runs dropped it,
-// docs/BENCHMARKS.md, twenty-fifth and twenty-sixth sessions). The hold
+// decompressions twice as slow as reads: 4 of 24 runs dropped it, none
+// of 16 with R held, docs/BENCHMARKS.md, twenty-fifth and twenty-sixth
+// sessions). The hold
 // lasts until the confirming trial starts, the confirmation ends (a
 // decision in which the frames arm does not qualify once the steady
 // window is full), or it has held maxHoldDecisions decisions, which then
