@@ -99,6 +99,7 @@ type ioEvent struct {
 // aioRequest is a read in flight: its control block (which the kernel
 // reads at submission) and, once done, its result.
 type aioRequest struct {
+	id    uint64 // its key in reqs and its iocb's data, set before either
 	cb    iocb
 	efd   *eventFD // the completion raises it
 	res   int64
@@ -237,12 +238,18 @@ func (a *asyncReader) wait(r *aioRequest) {
 // completion was recorded already.
 func (a *asyncReader) giveBack(r *aioRequest) {
 	a.mu.Lock()
-	if _, ok := a.reqs[r.cb.data]; ok {
-		delete(a.reqs, r.cb.data)
-		r.retry = true
-		close(r.done)
+	if _, ok := a.reqs[r.id]; ok {
+		a.giveBackLocked(r)
 	}
 	a.mu.Unlock()
+}
+
+// giveBackLocked takes r, in reqs, out of it, to be read again with
+// pread(2), and marks it done; a.mu is held.
+func (a *asyncReader) giveBackLocked(r *aioRequest) {
+	delete(a.reqs, r.id)
+	r.retry = true
+	close(r.done)
 }
 
 // reap takes the completions waiting in the kernel's ring and records them
@@ -292,10 +299,8 @@ func (a *asyncReader) fail() {
 			return
 		}
 		a.mu.Lock()
-		for id, r := range a.reqs {
-			delete(a.reqs, id)
-			r.retry = true
-			close(r.done)
+		for _, r := range a.reqs {
+			a.giveBackLocked(r)
 		}
 		efds := a.eventFDs
 		a.eventFDs, a.free = nil, nil
@@ -349,14 +354,13 @@ func (a *asyncReader) submit(fd uintptr, p []byte, off int64) *aioRequest {
 	if efd == nil {
 		return nil
 	}
-	r := &aioRequest{efd: efd, done: make(chan struct{})}
 	a.mu.Lock()
 	a.next++
-	id := a.next
-	a.reqs[id] = r
+	r := &aioRequest{id: a.next, efd: efd, done: make(chan struct{})}
+	a.reqs[r.id] = r
 	a.mu.Unlock()
 	r.cb = iocb{
-		data:   id,
+		data:   r.id,
 		opcode: iocbCmdPread,
 		fildes: uint32(fd),
 		buf:    uint64(uintptr(unsafe.Pointer(&p[0]))),
@@ -374,7 +378,7 @@ func (a *asyncReader) submit(fd uintptr, p []byte, off int64) *aioRequest {
 		}
 		if e != 0 {
 			a.mu.Lock()
-			delete(a.reqs, id)
+			delete(a.reqs, r.id)
 			a.mu.Unlock()
 			a.putEventFD(efd)
 			return nil

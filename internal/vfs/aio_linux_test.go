@@ -226,7 +226,7 @@ func TestReaderWaitsForATakenCompletion(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	a.mu.Lock()
-	delete(a.reqs, r.cb.data)
+	delete(a.reqs, r.id)
 	r.res = BlockSize
 	close(r.done)
 	a.mu.Unlock()
@@ -252,8 +252,8 @@ func unsubmitted(t *testing.T, a *asyncReader) *aioRequest {
 	r := &aioRequest{efd: efd, done: make(chan struct{})}
 	a.mu.Lock()
 	a.next++
-	r.cb.data = a.next
-	a.reqs[r.cb.data] = r
+	r.id = a.next
+	a.reqs[r.id] = r
 	a.mu.Unlock()
 	return r
 }
