@@ -80,6 +80,12 @@ type Dict struct {
 	id  uint32
 	raw []byte
 	dec *zstd.Decoder
+	// lit codes literals with the dictionary's table (literals.go); nil
+	// if its table failed verification.
+	lit *litTable
+	// table: a table dictionary, whose pages are compressed without the
+	// dictionary's history (literals.go).
+	table bool
 
 	mu  sync.Mutex
 	enc map[zstd.EncoderLevel]*zstd.Encoder
@@ -126,7 +132,10 @@ func RegisterDict(raw []byte) (*Dict, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: dictionary %08x: %v", ErrCorrupt, id, err)
 	}
-	d := &Dict{id: id, raw: raw, dec: dec, enc: make(map[zstd.EncoderLevel]*zstd.Encoder)}
+	d := &Dict{id: id, raw: raw, dec: dec, enc: make(map[zstd.EncoderLevel]*zstd.Encoder), table: isTableDict(raw)}
+	if lit, err := newLitTable(raw); err == nil {
+		d.lit = lit
+	}
 	m := make(map[uint32]*Dict)
 	if p := dicts.Load(); p != nil {
 		for k, v := range *p {
@@ -155,10 +164,28 @@ func lookupDict(id uint32) *Dict {
 	return nil
 }
 
-// encoder returns d's shared encoder for a zstd level (0: level 3).
+// Table reports whether d is a table dictionary (TrainTableDict): a
+// literal table and no history.
+func (d *Dict) Table() bool { return d.table }
+
+// Memory estimates the heap d costs once pages are compressed with it at
+// a zstd level: DictMemory, or for a table dictionary, whose pages are
+// compressed by the plain encoders, its decoders and tables only.
+func (d *Dict) Memory(level int) int64 {
+	if d.table {
+		return int64(runtime.GOMAXPROCS(0))*(300<<10) + 128<<10
+	}
+	return DictMemory(level)
+}
+
+// encoder returns d's shared encoder for a zstd level (0: level 3): the
+// plain encoder for a table dictionary.
 func (d *Dict) encoder(level int) (*zstd.Encoder, error) {
 	if level == 0 {
 		level = 3
+	}
+	if d.table {
+		return zstdEncoder(level)
 	}
 	l := zstd.EncoderLevelFromZstd(level)
 	d.mu.Lock()
@@ -206,7 +233,30 @@ func (c *dictCodec) Compress(dst, src []byte) ([]byte, error) {
 	if err := checkPageSize(ZstdDict, len(src)); err != nil {
 		return nil, err
 	}
-	return c.enc.EncodeAll(src, dst[:0]), nil
+	var id uint32
+	if c.dict.table {
+		id = c.dict.id
+	}
+	return compressDict(c.enc, c.dict.lit, id, dst, src), nil
+}
+
+// framePool holds buffers frames are made in before their literals are
+// rewritten.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+// compressDict compresses src with enc into dst[:0], then rewrites the
+// frame's literals with lit (nil: no rewrite) and names dictID in its
+// header (0: the encoder's own header).
+func compressDict(enc *zstd.Encoder, lit *litTable, dictID uint32, dst, src []byte) []byte {
+	if lit == nil && dictID == 0 {
+		return enc.EncodeAll(src, dst[:0])
+	}
+	buf := framePool.Get().(*[]byte)
+	img := enc.EncodeAll(src, (*buf)[:0])
+	out := lit.rewrite(dst, img, dictID)
+	*buf = img[:0]
+	framePool.Put(buf)
+	return out
 }
 
 func (c *dictCodec) Decompress(dst, src []byte) error {
@@ -295,11 +345,23 @@ func DictGain(raw []byte, level int, pages [][]byte) (DictTrial, error) {
 	if err != nil {
 		return t, err
 	}
-	enc, err := zstd.NewWriter(nil, encoderOptions(zstd.EncoderLevelFromZstd(cmp.Or(level, 3)), 1, raw)...)
-	if err != nil {
-		return t, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
+	// The dictionary's pages are made as its codec would make them
+	// (dictCodec.Compress): a table dictionary's by the plain encoder.
+	enc, id, lit := base, uint32(0), (*litTable)(nil)
+	if isTableDict(raw) {
+		if id, err = DictID(raw); err != nil {
+			return t, err
+		}
+	} else {
+		enc, err = zstd.NewWriter(nil, encoderOptions(zstd.EncoderLevelFromZstd(cmp.Or(level, 3)), 1, raw)...)
+		if err != nil {
+			return t, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
+		}
+		defer enc.Close()
 	}
-	defer enc.Close()
+	if l, err := newLitTable(raw); err == nil {
+		lit = l
+	}
 	// Two private decoders set up as the shared ones are, so that neither
 	// side waits for a decoder another goroutine holds.
 	plainDec, err := zstd.NewReader(nil, decoderOptions(1, nil)...)
@@ -317,7 +379,7 @@ func DictGain(raw []byte, level int, pages [][]byte) (DictTrial, error) {
 	var plainImgs, dictImgs [][]byte
 	var sizes []int
 	for _, p := range pages {
-		pi, di := base.EncodeAll(p, nil), enc.EncodeAll(p, nil)
+		pi, di := base.EncodeAll(p, nil), compressDict(enc, lit, id, nil, p)
 		keep := len(p) - len(p)/8
 		if len(pi) > keep {
 			t.PlainBytes += len(p)
@@ -407,9 +469,9 @@ const (
 // TrainDict builds a Zstandard dictionary with the given ID (nonzero; 0
 // draws one from seed, above zstd's reserved range) from sample pages: a
 // history of size bytes (0: DefaultDictSize) made of random 512-byte
-// snippets of the samples, and entropy tables fitted to the samples as
-// zstd's fastest level compresses them. The result is deterministic for a
-// given seed.
+// snippets of the samples, entropy tables fitted to the samples as zstd's
+// fastest level compresses them, and a literal table that codes every
+// byte value (literals.go). The result is deterministic for a given seed.
 func TrainDict(samples [][]byte, size int, id uint32, seed uint64) ([]byte, error) {
 	if size == 0 {
 		size = DefaultDictSize
@@ -427,12 +489,7 @@ func TrainDict(samples [][]byte, size int, id uint32, seed uint64) ([]byte, erro
 		return nil, errors.New("codec: no sample large enough to train a dictionary")
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	for id == 0 {
-		id = uint32(rng.Uint64())
-		if id < 1<<15 {
-			id = 0 // zstd reserves IDs below 32768 for registered dictionaries
-		}
-	}
+	id = drawDictID(id, rng)
 	hist := make([]byte, 0, size)
 	for len(hist) < size {
 		p := usable[rng.IntN(len(usable))]
@@ -443,5 +500,63 @@ func TrainDict(samples [][]byte, size int, id uint32, seed uint64) ([]byte, erro
 	if err != nil {
 		return nil, fmt.Errorf("codec: train dictionary: %w", err)
 	}
+	return fitLiteralTable(d, usable)
+}
+
+// TrainTableDict builds a table dictionary (literals.go) with the given ID
+// (0: drawn from seed, as TrainDict does) from sample pages: a literal
+// table that codes every byte value, fitted to the literals zstd's
+// fastest level leaves in the samples, and no history.
+func TrainTableDict(samples [][]byte, id uint32, seed uint64) ([]byte, error) {
+	var usable [][]byte
+	for _, s := range samples {
+		if len(s) > 0 {
+			usable = append(usable, s)
+		}
+	}
+	if len(usable) == 0 {
+		return nil, errors.New("codec: no sample to train a table dictionary")
+	}
+	id = drawDictID(id, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)))
+	d, err := zstd.BuildDict(zstd.BuildDictOptions{ID: id, Contents: usable,
+		History: make([]byte, tableDictContent), Level: zstd.SpeedFastest})
+	if err != nil {
+		return nil, fmt.Errorf("codec: train table dictionary: %w", err)
+	}
+	if d, err = withDefaultRepeatOffsets(d); err != nil {
+		return nil, fmt.Errorf("codec: train table dictionary: %w", err)
+	}
+	if d, err = fitLiteralTable(d, usable); err != nil {
+		return nil, err
+	}
+	if !isTableDict(d) {
+		return nil, errors.New("codec: train table dictionary: result is not a table dictionary")
+	}
 	return d, nil
+}
+
+// fitLiteralTable returns d with a literal table fitted to the literals
+// zstd's fastest level leaves in samples, with a code for every byte value.
+func fitLiteralTable(d []byte, samples [][]byte) ([]byte, error) {
+	counts, err := literalCounts(samples, 1)
+	if err != nil {
+		return nil, fmt.Errorf("codec: train dictionary: %w", err)
+	}
+	d, err = withLiteralTable(d, &counts)
+	if err != nil {
+		return nil, fmt.Errorf("codec: train dictionary: %w", err)
+	}
+	return d, nil
+}
+
+// drawDictID returns id, or if it is 0 an ID drawn from rng above zstd's
+// reserved range.
+func drawDictID(id uint32, rng *rand.Rand) uint32 {
+	for id == 0 {
+		id = uint32(rng.Uint64())
+		if id < 1<<15 {
+			id = 0 // zstd reserves IDs below 32768 for registered dictionaries
+		}
+	}
+	return id
 }

@@ -293,12 +293,13 @@ func (s *Store) WithDictionary(c codec.Codec) codec.Codec {
 }
 
 // DictionaryMemory is the heap the store's dictionary costs when the
-// buffer pool compresses with c (codec.DictMemory), 0 without one.
+// buffer pool compresses with c (codec.Dict.Memory), 0 without one.
 func (s *Store) DictionaryMemory(c codec.Codec) int64 {
-	if s.dict.cur.Load() == nil {
+	cur := s.dict.cur.Load()
+	if cur == nil {
 		return 0
 	}
-	return codec.DictMemory(c.Level())
+	return cur.dict.Memory(c.Level())
 }
 
 // Dictionary returns the ID of the dictionary new pages are compressed
@@ -385,26 +386,67 @@ func (s *Store) tryDict(samples map[PageID][]byte) (string, error) {
 		h.Write(p)
 	}
 	start := time.Now()
-	raw, err := codec.TrainDict(train, 0, 0, h.Sum64())
+	seed := h.Sum64()
+	raw, err := codec.TrainDict(train, 0, 0, seed)
 	if err != nil {
 		return "", err
 	}
-	trial, err := codec.DictGain(raw, dictTrainLevel, judge)
+	verdict, reason, err := s.judgeDict("dictionary", raw, judge, start)
 	if err != nil {
 		return "", err
+	}
+	if reason == "" {
+		return s.adoptDict(raw, verdict)
+	}
+	rejected := "rejected (" + reason + "): " + verdict
+	// Pages its history does not shrink may still decode faster with the
+	// store's literal table alone (a table dictionary, codec/literals.go).
+	start = time.Now()
+	raw, err = codec.TrainTableDict(train, 0, seed^tableDictSeed)
+	if err != nil {
+		return "", err
+	}
+	tverdict, reason, err := s.judgeDict("table dictionary", raw, judge, start)
+	if err != nil {
+		return "", err
+	}
+	if reason != "" {
+		return rejected + "; table dictionary rejected (" + reason + "): " + tverdict, nil
+	}
+	return s.adoptDict(raw, tverdict+"; "+rejected)
+}
+
+// tableDictSeed is mixed into the sample's seed to draw a table
+// dictionary's ID, so that it differs from the rejected dictionary's.
+const tableDictSeed = 0x7ab1e
+
+// judgeDict compresses the held-out pages with raw and says what it does
+// ("verdict") and why it is not worth keeping ("reason"; "" to keep it).
+func (s *Store) judgeDict(kind string, raw []byte, judge [][]byte, start time.Time) (verdict, reason string, err error) {
+	trial, err := codec.DictGain(raw, dictTrainLevel, judge)
+	if err != nil {
+		return "", "", err
 	}
 	id, err := codec.DictID(raw)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	verdict := fmt.Sprintf("dictionary %08x: held-out pages %d → %d bytes with it (%.1f%% smaller, %.2f× as many in a cache), decoded in %.2f× the time; trained and judged in %v",
-		id, trial.PlainBytes, trial.DictBytes, 100*(1-1/trial.SizeRatio()), trial.SizeRatio(), trial.DecodeRatio(), time.Since(start).Round(time.Millisecond))
+	verdict = fmt.Sprintf("%s %08x: held-out pages %d → %d bytes with it (%.1f%% smaller, %.2f× as many in a cache), decoded in %.2f× the time; trained and judged in %v",
+		kind, id, trial.PlainBytes, trial.DictBytes, 100*(1-1/trial.SizeRatio()), trial.SizeRatio(), trial.DecodeRatio(), time.Since(start).Round(time.Millisecond))
 	if s.opts.DictionarySpaceOnly {
 		trial.DictDecode = trial.PlainDecode
 	}
-	if reason := rejectDict(trial, s.opts.DictionaryGain); reason != "" {
-		return "rejected (" + reason + "): " + verdict, nil
+	if s.tableDictJudge != nil && kind == "table dictionary" {
+		return verdict, s.tableDictJudge(trial), nil
 	}
+	if kind == "table dictionary" {
+		return verdict, rejectTableDict(trial), nil
+	}
+	return verdict, rejectDict(trial, s.opts.DictionaryGain), nil
+}
+
+// adoptDict registers raw, writes it and makes it the active dictionary.
+func (s *Store) adoptDict(raw []byte, verdict string) (string, error) {
 	// Register before the file is written (a dictionary RegisterDict
 	// refuses is never written), activate after it is durable.
 	d, err := codec.RegisterDict(raw)
@@ -414,8 +456,8 @@ func (s *Store) tryDict(samples map[PageID][]byte) (string, error) {
 	if err := s.installDict(raw, d); err != nil {
 		return "", err
 	}
-	s.log.Info("pagestore: dictionary adopted", "dir", s.dir, "id", fmt.Sprintf("%08x", id), "size_ratio", trial.SizeRatio(), "decode_ratio", trial.DecodeRatio())
-	return "adopted: " + verdict, nil
+	s.log.Info("pagestore: dictionary adopted", "dir", s.dir, "id", fmt.Sprintf("%08x", d.ID()), "table", d.Table())
+	return "adopted " + verdict, nil
 }
 
 // rejectDict says why a dictionary with this trial is not worth keeping,
@@ -426,13 +468,40 @@ func (s *Store) tryDict(samples map[PageID][]byte) (string, error) {
 // 1.23× smaller but took 1.6× the time to decode, and measured slower with
 // the dictionary at 1–2× the memory and no faster at 4–8× (docs/BENCHMARKS.md,
 // "Zstandard dictionaries"); at 4 KiB, 1.56× smaller for 1.2–1.4× the time,
-// and faster from 1.5× the memory on.
+// and faster from 1.5× the memory on. (Those figures predate the literal
+// table, which takes a fifth to a third off the decoding time.)
 func rejectDict(t codec.DictTrial, minGain float64) string {
 	switch {
 	case 1-1/t.SizeRatio() < minGain:
 		return "too little gain"
 	case t.SizeRatio() < t.DecodeRatio():
 		return "decoding costs more than the space saves"
+	}
+	return ""
+}
+
+// Limits for keeping a table dictionary (rejectTableDict).
+const (
+	// tableDictMaxDecode is the largest share of the plain decoding time
+	// a table dictionary's pages may take: sysbench rows decode in 0.68×,
+	// JSON events in 0.78× (docs/BENCHMARKS.md, "A store-wide literal
+	// table").
+	tableDictMaxDecode = 0.9
+	// tableDictMinSize is the least SizeRatio a table dictionary may
+	// have: its table codes some pages' literals a little longer than
+	// their own would (it is used where that costs at most 1/32).
+	tableDictMinSize = 0.98
+)
+
+// rejectTableDict says why a table dictionary with this trial is not worth
+// keeping, or "" if it is: it must make decoding at least a tenth faster
+// and the pages at most 2% larger.
+func rejectTableDict(t codec.DictTrial) string {
+	switch {
+	case t.DecodeRatio() > tableDictMaxDecode:
+		return "decodes too little faster"
+	case t.SizeRatio() < tableDictMinSize:
+		return "pages too much larger"
 	}
 	return ""
 }

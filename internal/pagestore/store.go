@@ -131,6 +131,9 @@ type Store struct {
 	// The compression dictionary (dict.go). dictMu is a leaf lock.
 	dictMu sync.Mutex
 	dict   dictState
+	// tableDictJudge replaces rejectTableDict in tests (set before the
+	// first write), whose verdict would depend on the host's timing.
+	tableDictJudge func(codec.DictTrial) string
 }
 
 // Open opens the store in dir, creating it if it does not exist, and

@@ -1,0 +1,274 @@
+package codec
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// literalsType returns the Literals_Block_Type of a one-block frame (0 raw,
+// 1 RLE, 2 compressed with its own table, 3 treeless), or -1.
+func literalsType(tb testing.TB, img []byte) int {
+	tb.Helper()
+	hl, _, err := frameHeaderLen(img)
+	if err != nil || hl+4 > len(img) {
+		return -1
+	}
+	if bh := img[hl]; bh&1 == 0 || (bh>>1)&3 != 2 {
+		return -1
+	}
+	return int(img[hl+3] & 3)
+}
+
+// pagesOf makes n pages of a kind, seeds from first on.
+func pagesOf(mk func(int, uint64) []byte, size, first, n int) [][]byte {
+	var ps [][]byte
+	for i := range n {
+		ps = append(ps, mk(size, uint64(first+i)))
+	}
+	return ps
+}
+
+// mustRegister registers raw and fails the test if it cannot.
+func mustRegister(tb testing.TB, raw []byte, err error) *Dict {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d, err := RegisterDict(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// checkRoundTrip compresses each page with c, decodes it back through
+// Decompress and through a plain zstd decoder given the dictionary, and
+// returns how many frames had treeless literals.
+func checkRoundTrip(t *testing.T, c Codec, d *Dict, pages [][]byte) (treeless int) {
+	t.Helper()
+	std, err := zstd.NewReader(nil, zstd.WithDecoderDicts(d.raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer std.Close()
+	for i, p := range pages {
+		img, err := c.Compress(nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if literalsType(t, img) == 3 {
+			treeless++
+		}
+		out := make([]byte, len(p))
+		if err := Decompress(c.ID(), out, img); err != nil || !bytes.Equal(out, p) {
+			t.Fatalf("page %d: decoded wrong (err %v)", i, err)
+		}
+		// A standard decoder with the dictionary reads the frame too:
+		// the rewrite makes standard zstd, not a format of our own.
+		if got, err := std.DecodeAll(img, nil); err != nil || !bytes.Equal(got, p) {
+			t.Fatalf("page %d: the library's own decoder read it wrong (err %v)", i, err)
+		}
+	}
+	return treeless
+}
+
+// A table dictionary trained on pages of random-digit rows codes the
+// literals of other such pages with its own table: their frames are
+// treeless (no Huffman description to read when decoding), name the
+// dictionary, decode back exactly, and are no larger in all than without.
+func TestTableDictWritesTreelessLiterals(t *testing.T) {
+	const size = 4 << 10
+	raw, err := TrainTableDict(pagesOf(sysbenchPage, size, 0, 64), 0, 41)
+	d := mustRegister(t, raw, err)
+	if !d.Table() || d.lit == nil {
+		t.Fatalf("table dictionary: Table %v, literal table %v", d.Table(), d.lit != nil)
+	}
+	plain := mustParse(t, "zstd-1")
+	c, err := WithDict(plain, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := pagesOf(sysbenchPage, size, 1000, 100)
+	if n := checkRoundTrip(t, c, d, pages); n < 95 {
+		t.Fatalf("%d of %d frames treeless, want nearly all", n, len(pages))
+	}
+	var plainBytes, dictBytes int
+	for _, p := range pages {
+		pi, _ := plain.Compress(nil, p)
+		di, _ := c.Compress(nil, p)
+		id, err := FrameDict(di)
+		if err != nil || id != d.ID() {
+			t.Fatalf("frame names dictionary %08x (err %v), want %08x", id, err, d.ID())
+		}
+		plainBytes += len(pi)
+		dictBytes += len(di)
+	}
+	if float64(dictBytes) > 1.02*float64(plainBytes) {
+		t.Fatalf("pages take %d bytes with the table, %d without", dictBytes, plainBytes)
+	}
+}
+
+// A dictionary with a history (TrainDict) carries a literal table that
+// codes every byte value: JSON pages compressed with it get treeless
+// literals as well as the history's matches.
+func TestHistoryDictWritesTreelessLiterals(t *testing.T) {
+	const size = 4 << 10
+	raw, err := TrainDict(pagesOf(eventsPage, size, 0, 64), 0, 0, 43)
+	d := mustRegister(t, raw, err)
+	if d.Table() || d.lit == nil {
+		t.Fatalf("history dictionary: Table %v, literal table %v", d.Table(), d.lit != nil)
+	}
+	c, err := WithDict(mustParse(t, "zstd-1"), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := pagesOf(eventsPage, size, 2000, 100)
+	if n := checkRoundTrip(t, c, d, pages); n < 50 {
+		t.Fatalf("%d of %d frames treeless", n, len(pages))
+	}
+}
+
+// Frames the rewrite does not apply to pass through unchanged but for the
+// dictionary's ID: empty and all-zero pages, incompressible pages (raw
+// literals), and pages whose literals the table would code much longer
+// than their own table does.
+func TestRewriteLeavesOtherFrames(t *testing.T) {
+	const size = 4 << 10
+	raw, err := TrainTableDict(pagesOf(sysbenchPage, size, 0, 64), 0, 47)
+	d := mustRegister(t, raw, err)
+	c, err := WithDict(mustParse(t, "zstd-1"), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Random digits 0-3 only: their own table codes them in 2 bits, the
+	// store's (fitted to all ten) in 3 or 4.
+	rng := rand.New(rand.NewPCG(5, 5))
+	skewed := make([]byte, size)
+	for i := range skewed {
+		skewed[i] = '0' + byte(rng.IntN(4))
+	}
+	enc, err := zstdEncoder(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string][]byte{
+		"empty": {}, "zero": make([]byte, size), "random": randomPage(size, 3), "skewed": skewed,
+	} {
+		img, err := c.Compress(nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if literalsType(t, img) == 3 {
+			t.Errorf("%s: treeless literals", name)
+		}
+		// The same frame as the plain encoder's, with the ID named.
+		want := d.lit.rewrite(nil, enc.EncodeAll(p, nil), 0)
+		if !bytes.Equal(want, enc.EncodeAll(p, nil)) {
+			t.Errorf("%s: rewritten without an ID to add", name)
+		}
+		out := make([]byte, len(p))
+		if err := Decompress(ZstdDict, out, img); err != nil || !bytes.Equal(out, p) {
+			t.Fatalf("%s: decoded wrong (err %v)", name, err)
+		}
+	}
+}
+
+// A literal table is used only if the code rebuilt from the dictionary's
+// description decodes through that description: checked against another
+// dictionary's description, verification fails.
+func TestLiteralTableVerified(t *testing.T) {
+	const size = 4 << 10
+	digits, err := TrainTableDict(pagesOf(sysbenchPage, size, 0, 64), 0, 53)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := TrainTableDict(pagesOf(eventsPage, size, 0, 64), 0, 59)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, err := newLitTable(digits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	descDigits, err := huffDescription(digits[8:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	descEvents, err := huffDescription(events[8:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, err := dyadicCounts(descDigits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lt.verify(descDigits, &counts); err != nil {
+		t.Fatalf("own description: %v", err)
+	}
+	if err := lt.verify(descEvents, &counts); err == nil {
+		t.Fatal("another dictionary's description verified")
+	}
+	// A damaged description fails to load, and the dictionary is still
+	// usable without the rewrite.
+	bad := bytes.Clone(digits)
+	bad[8] = 0x7f
+	if _, err := newLitTable(bad); err == nil {
+		t.Fatal("damaged description loaded")
+	}
+}
+
+// FuzzLiteralRewrite: pages of any content compressed with a table
+// dictionary and with a history dictionary decode back exactly, and the
+// rewrite given arbitrary bytes as a frame never panics.
+func FuzzLiteralRewrite(f *testing.F) {
+	const size = 4 << 10
+	raw, err := TrainTableDict(pagesOf(sysbenchPage, size, 0, 32), 0, 61)
+	table := mustRegister(f, raw, err)
+	raw, err = TrainDict(pagesOf(eventsPage, size, 0, 32), 0, 0, 67)
+	hist := mustRegister(f, raw, err)
+	var codecs []Codec
+	for _, d := range []*Dict{table, hist} {
+		c, err := WithDict(mustParse(f, "zstd-1"), d)
+		if err != nil {
+			f.Fatal(err)
+		}
+		codecs = append(codecs, c)
+	}
+	f.Add(sysbenchPage(1<<10, 1))
+	f.Add(eventsPage(1<<10, 2))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, page []byte) {
+		if len(page) > MaxPageSize {
+			return
+		}
+		for _, c := range codecs {
+			img, err := c.Compress(nil, page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([]byte, len(page))
+			if err := Decompress(ZstdDict, out, img); err != nil || !bytes.Equal(out, page) {
+				t.Fatalf("%s: decoded wrong (err %v)", c, err)
+			}
+		}
+		table.lit.rewrite(nil, page, table.ID())
+		hist.lit.rewrite(nil, page, 0)
+	})
+}
+
+// FuzzLiteralTable: a dictionary's literal table, however damaged, loads
+// or fails with an error; never a panic.
+func FuzzLiteralTable(f *testing.F) {
+	raw, err := TrainTableDict(pagesOf(sysbenchPage, 4<<10, 0, 16), 0, 71)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	f.Add(raw[:12])
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		_, _ = newLitTable(raw)
+	})
+}

@@ -1,0 +1,550 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+
+	"github.com/klauspost/compress/fse"
+	"github.com/klauspost/compress/huff0"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Store-wide literal tables.
+//
+// A zstd block codes its literals (the bytes no match covers) with a
+// Huffman table it describes first. Decoding a 4 KiB page spends about a
+// third of its time reading that description: decompressing the weights
+// (FSE) and building the decoding table (huff0.ReadTable; docs/BENCHMARKS.md,
+// "A store-wide literal table"). Zstandard lets the first block of a frame
+// compressed with a dictionary use the dictionary's table instead
+// ("treeless" literals, RFC 8878 3.1.1.3.1.1), so a page whose literals
+// that table can code is decoded without building one.
+//
+// The zstd encoder this package uses never writes treeless literals with a
+// dictionary (it cannot code with a table it only read). So a dictionary
+// codec rewrites the literals section of each frame it makes: it decodes
+// the literals, codes them again with the dictionary's table and writes
+// the section as treeless, if that comes out no more than 1/32 larger.
+// The sequences are kept byte for byte. The result is a standard frame;
+// any zstd decoder given the dictionary decodes it.
+//
+// Dictionaries trained here (TrainDict, TrainTableDict) carry a literal
+// table in which every byte value has a code, fitted to the literals of
+// the sample pages, so that the rewrite applies to nearly every page. A
+// table dictionary (TrainTableDict) has no history worth matching (8
+// bytes) and the default repeat offsets 1, 4, 8: a frame made without any
+// dictionary decodes the same under it, so its codec compresses with the
+// plain encoder (no dictionary match tables to copy per page), names the
+// dictionary in the frame header and rewrites the literals.
+//
+// Every table is verified when a dictionary is registered: the encoding
+// table is rebuilt from the dictionary's own description and must code
+// every byte value so that the dictionary's decoding table reads it back;
+// a dictionary whose table fails is used without the rewrite.
+//
+// Locks: a litTable is immutable once built; its scratch space comes from
+// a sync.Pool, one per rewrite in progress.
+
+// zstdDictMagic starts a dictionary in Zstandard's format (little endian).
+const zstdDictMagic = 0xEC30A437
+
+// tableDictContent is the history of a table dictionary: the least the
+// format allows, and as long as the largest default repeat offset.
+const tableDictContent = 8
+
+// defaultRepeatOffsets are the repeat offsets a frame without a dictionary
+// starts with (RFC 8878 3.1.2.5).
+var defaultRepeatOffsets = [3]int{1, 4, 8}
+
+// litSlack is the share of a literals section by which its treeless form
+// may be larger and still be written: a page decoded without building a
+// table costs about a third less time to decode.
+const litSlack = 32
+
+// litTable is a dictionary's literal table, ready to code with.
+type litTable struct {
+	enc  huff0.Scratch // holds the table (prevTable); never coded with itself
+	pool sync.Pool     // of *litScratch
+}
+
+// litScratch is the scratch space of one rewrite.
+type litScratch struct {
+	dec  *huff0.Scratch
+	enc  *huff0.Scratch
+	lits []byte
+	out  []byte
+}
+
+// newLitTable returns the literal table of raw, a dictionary in
+// Zstandard's format, or an error if it has none this package can code
+// with.
+func newLitTable(raw []byte) (*litTable, error) {
+	if len(raw) < 9 || binary.LittleEndian.Uint32(raw) != zstdDictMagic {
+		return nil, errors.New("not a zstd dictionary")
+	}
+	desc, err := huffDescription(raw[8:])
+	if err != nil {
+		return nil, err
+	}
+	counts, err := dyadicCounts(desc)
+	if err != nil {
+		return nil, err
+	}
+	t := &litTable{}
+	t.enc.TableLog = huffMaxTableLog
+	if err := t.enc.BuildCTable(&counts); err != nil {
+		return nil, fmt.Errorf("literal table: %w", err)
+	}
+	if err := t.verify(desc, &counts); err != nil {
+		return nil, err
+	}
+	t.pool.New = func() any {
+		s := &litScratch{enc: &huff0.Scratch{Reuse: huff0.ReusePolicyMust}}
+		s.enc.TransferCTable(&t.enc)
+		return s
+	}
+	return t, nil
+}
+
+// huffMaxTableLog is the longest Huffman code zstd allows for literals.
+const huffMaxTableLog = 11
+
+// huffDescription returns the Huffman table description that b starts
+// with (RFC 8878 4.2.1).
+func huffDescription(b []byte) ([]byte, error) {
+	_, rest, err := huff0.ReadTable(b, nil)
+	if err != nil {
+		return nil, fmt.Errorf("literal table: %w", err)
+	}
+	return b[:len(b)-len(rest)], nil
+}
+
+// dyadicScale scales dyadic counts up to 2^17 in all (2^11 × 2^6): huff0
+// limits the code lengths of a table it builds from fewer counts (a table
+// log of 9 from 2048 counts), which would rebuild other lengths.
+const dyadicScale = 6
+
+// dyadicCounts returns symbol counts from which a Huffman code gets
+// exactly the code lengths a table description gives: 2^(weight-1) for
+// each symbol (scaled by 2^dyadicScale), the last symbol's weight implied
+// (RFC 8878 4.2.1.1).
+func dyadicCounts(desc []byte) ([256]uint32, error) {
+	var counts [256]uint32
+	var weights []byte
+	if hb := int(desc[0]); hb >= 128 {
+		n := hb - 127
+		if len(desc) < 1+(n+1)/2 {
+			return counts, errors.New("literal table: description cut short")
+		}
+		for i := range n {
+			v := desc[1+i/2]
+			if i%2 == 0 {
+				weights = append(weights, v>>4)
+			} else {
+				weights = append(weights, v&15)
+			}
+		}
+	} else {
+		if len(desc) < 1+hb {
+			return counts, errors.New("literal table: description cut short")
+		}
+		var s fse.Scratch
+		s.DecompressLimit = 255
+		w, err := fse.Decompress(desc[1:1+hb], &s)
+		if err != nil {
+			return counts, fmt.Errorf("literal table: weights: %w", err)
+		}
+		weights = w
+	}
+	if len(weights) == 0 || len(weights) > 255 {
+		return counts, errors.New("literal table: bad number of weights")
+	}
+	var total uint32 // in units of 2^dyadicScale
+	for i, w := range weights {
+		if w > huffMaxTableLog {
+			return counts, errors.New("literal table: weight too large")
+		}
+		if w > 0 {
+			counts[i] = 1 << (w - 1 + dyadicScale)
+			total += 1 << (w - 1)
+		}
+	}
+	if total == 0 {
+		return counts, errors.New("literal table: no symbol")
+	}
+	log := bits.Len32(total) // 2^log > total
+	rest := uint32(1)<<log - total
+	if log > huffMaxTableLog || rest&(rest-1) != 0 {
+		return counts, errors.New("literal table: weights do not complete a code")
+	}
+	counts[len(weights)] = rest << dyadicScale
+	return counts, nil
+}
+
+// verify checks that t codes every symbol desc has a code for so that a
+// decoder reading desc decodes it back. counts are the counts t was built
+// from.
+func (t *litTable) verify(desc []byte, counts *[256]uint32) error {
+	var symbols []byte
+	for v := range 256 {
+		var h [256]uint32
+		h[v] = 1
+		if t.enc.CanUseTable(&h) {
+			symbols = append(symbols, byte(v))
+		}
+	}
+	if len(symbols) < 2 {
+		return errors.New("literal table: fewer than two symbols")
+	}
+	var probe []byte
+	for round := range 3 {
+		for i := range symbols {
+			probe = append(probe, symbols[(i*(round+1)+round)%len(symbols)])
+		}
+	}
+	// Mostly the symbol with the shortest code, so that the probe codes
+	// smaller than itself (huff0 refuses to code it otherwise); a table
+	// whose codes are all 8 bits or longer fails here, and would save
+	// nothing.
+	top := 0
+	for v, c := range counts {
+		if c > counts[top] {
+			top = v
+		}
+	}
+	probe = append(probe, bytes.Repeat([]byte{byte(top)}, 64*len(probe))...)
+	enc := &huff0.Scratch{Reuse: huff0.ReusePolicyMust}
+	enc.TransferCTable(&t.enc)
+	out, reused, err := huff0.Compress4X(probe, enc)
+	if err != nil || !reused {
+		return fmt.Errorf("literal table: probe not coded with the table: %v", err)
+	}
+	dec, _, err := huff0.ReadTable(desc, nil)
+	if err != nil {
+		return fmt.Errorf("literal table: %w", err)
+	}
+	got, err := dec.Decoder().Decompress4X(make([]byte, 0, len(probe)), out)
+	if err != nil || !bytes.Equal(got, probe) {
+		return fmt.Errorf("literal table: coded probe does not decode back (%v)", err)
+	}
+	return nil
+}
+
+// literalsSection is where a frame's single block keeps its literals.
+type literalsSection struct {
+	blockStart int // offset of the block header
+	start      int // offset of the literals section header
+	headerLen  int // 3, 4 or 5 bytes
+	regen      int // literals decoded
+	size       int // compressed size, the Huffman description included
+	streams    int // 1 or 4
+}
+
+// frameHeaderLen returns the length of the zstd frame header img starts
+// with, and its descriptor byte.
+func frameHeaderLen(img []byte) (int, byte, error) {
+	if len(img) < 6 || binary.LittleEndian.Uint32(img) != zstdFrameMagic {
+		return 0, 0, errors.New("not a zstd frame")
+	}
+	fhd := img[4]
+	n := 5
+	single := fhd&0x20 != 0
+	if !single {
+		n++ // window descriptor
+	}
+	n += [4]int{0, 1, 2, 4}[fhd&3]
+	fcs := [4]int{0, 2, 4, 8}[fhd>>6]
+	if fhd>>6 == 0 && single {
+		fcs = 1
+	}
+	n += fcs
+	if n > len(img) {
+		return 0, 0, errors.New("frame header cut short")
+	}
+	return n, fhd, nil
+}
+
+// findLiterals returns the Huffman-coded literals section of img, a frame
+// of exactly one compressed block with no checksum, or ok false.
+func findLiterals(img []byte) (sec literalsSection, ok bool) {
+	hl, fhd, err := frameHeaderLen(img)
+	if err != nil || fhd&0x04 != 0 || hl+3 > len(img) {
+		return sec, false
+	}
+	bh := uint32(img[hl]) | uint32(img[hl+1])<<8 | uint32(img[hl+2])<<16
+	if bh&1 == 0 || (bh>>1)&3 != 2 || hl+3+int(bh>>3) != len(img) {
+		return sec, false
+	}
+	p := hl + 3
+	if p+5 > len(img) || img[p]&3 != 2 {
+		return sec, false
+	}
+	sec.blockStart, sec.start = hl, p
+	switch sf := (img[p] >> 2) & 3; sf {
+	case 0, 1:
+		v := uint32(img[p]) | uint32(img[p+1])<<8 | uint32(img[p+2])<<16
+		sec.headerLen, sec.regen, sec.size = 3, int(v>>4&0x3ff), int(v>>14&0x3ff)
+		sec.streams = 4
+		if sf == 0 {
+			sec.streams = 1
+		}
+	case 2:
+		v := binary.LittleEndian.Uint32(img[p:])
+		sec.headerLen, sec.regen, sec.size, sec.streams = 4, int(v>>4&0x3fff), int(v>>18&0x3fff), 4
+	case 3:
+		v := uint64(binary.LittleEndian.Uint32(img[p:])) | uint64(img[p+4])<<32
+		sec.headerLen, sec.regen, sec.size, sec.streams = 5, int(v>>4&0x3ffff), int(v>>22&0x3ffff), 4
+	}
+	if p+sec.headerLen+sec.size > len(img) || sec.regen > MaxPageSize {
+		return sec, false
+	}
+	return sec, true
+}
+
+// treelessHeader appends the header of a treeless literals section.
+func treelessHeader(dst []byte, streams, regen, size int) ([]byte, bool) {
+	const treeless = 3
+	switch {
+	case streams == 1:
+		if regen >= 1024 || size >= 1024 {
+			return dst, false
+		}
+		v := uint32(treeless) | uint32(regen)<<4 | uint32(size)<<14
+		return append(dst, byte(v), byte(v>>8), byte(v>>16)), true
+	case regen < 1024 && size < 1024:
+		v := uint32(treeless) | 1<<2 | uint32(regen)<<4 | uint32(size)<<14
+		return append(dst, byte(v), byte(v>>8), byte(v>>16)), true
+	case regen < 1<<14 && size < 1<<14:
+		v := uint32(treeless) | 2<<2 | uint32(regen)<<4 | uint32(size)<<18
+		return binary.LittleEndian.AppendUint32(dst, v), true
+	case regen < 1<<18 && size < 1<<18:
+		v := uint64(treeless) | 3<<2 | uint64(regen)<<4 | uint64(size)<<22
+		return append(binary.LittleEndian.AppendUint32(dst, uint32(v)), byte(v>>32)), true
+	}
+	return dst, false
+}
+
+// rewrite returns img, a frame this package's encoder made, with its
+// literals coded with t's table (treeless) where that applies and is no
+// more than 1/litSlack larger, and, if dictID is not 0, with dictID named
+// in its header (img must name none: a table dictionary's frames). The
+// result is appended to dst[:0]; dst must not overlap img.
+func (t *litTable) rewrite(dst, img []byte, dictID uint32) []byte {
+	out := dst[:0]
+	head := img
+	var sec literalsSection
+	var lits []byte
+	var s *litScratch
+	if t != nil {
+		var ok bool
+		if sec, ok = findLiterals(img); ok {
+			s = t.pool.Get().(*litScratch)
+			defer t.pool.Put(s)
+			lits, ok = s.codeLiterals(img, sec)
+			if !ok {
+				lits = nil
+			}
+		}
+	}
+	if lits != nil {
+		head = img[:sec.blockStart]
+	}
+	if dictID != 0 {
+		hl, fhd, err := frameHeaderLen(img)
+		if err != nil || fhd&3 != 0 {
+			// Not a frame the plain encoder makes: leave it whole (the
+			// caller checks the dictionary ID it names).
+			return append(out, img...)
+		}
+		wd := 5
+		if fhd&0x20 == 0 {
+			wd = 6
+		}
+		out = append(out, img[:4]...)
+		out = append(out, fhd|3) // a 4-byte dictionary ID
+		out = append(out, img[5:wd]...)
+		out = binary.LittleEndian.AppendUint32(out, dictID)
+		out = append(out, img[wd:hl]...)
+		head = head[hl:]
+	}
+	out = append(out, head...)
+	if lits == nil {
+		return out
+	}
+	seqs := img[sec.start+sec.headerLen+sec.size:]
+	blockLen := len(lits) + len(seqs)
+	bh := uint32(1) | 2<<1 | uint32(blockLen)<<3
+	out = append(out, byte(bh), byte(bh>>8), byte(bh>>16))
+	out = append(out, lits...)
+	return append(out, seqs...)
+}
+
+// codeLiterals decodes the literals of sec and codes them with the
+// scratch's table, returning the treeless section (header included) in
+// s.out, or ok false where the table does not apply or saves nothing.
+func (s *litScratch) codeLiterals(img []byte, sec literalsSection) (section []byte, ok bool) {
+	body := img[sec.start+sec.headerLen : sec.start+sec.headerLen+sec.size]
+	dec, data, err := huff0.ReadTable(body, s.dec)
+	if err != nil {
+		return nil, false
+	}
+	s.dec = dec
+	if cap(s.lits) < sec.regen {
+		s.lits = make([]byte, 0, MaxPageSize)
+	}
+	var lits []byte
+	if sec.streams == 1 {
+		lits, err = dec.Decoder().Decompress1X(s.lits[:0:sec.regen], data)
+	} else {
+		lits, err = dec.Decoder().Decompress4X(s.lits[:0:sec.regen], data)
+	}
+	if err != nil || len(lits) != sec.regen {
+		return nil, false
+	}
+	var coded []byte
+	if sec.streams == 1 {
+		coded, _, err = huff0.Compress1X(lits, s.enc)
+	} else {
+		coded, _, err = huff0.Compress4X(lits, s.enc)
+	}
+	if err != nil {
+		return nil, false
+	}
+	out, ok := treelessHeader(s.out[:0], sec.streams, sec.regen, len(coded))
+	if !ok {
+		return nil, false
+	}
+	out = append(out, coded...)
+	s.out = out
+	old := sec.headerLen + sec.size
+	if len(out) > old+old/litSlack {
+		return nil, false
+	}
+	return out, true
+}
+
+// literalCounts counts the literals zstd at level leaves in samples, plus
+// one of every byte value, so that a table fitted to them codes any page.
+func literalCounts(samples [][]byte, level int) ([256]uint32, error) {
+	var counts [256]uint32
+	for i := range counts {
+		counts[i] = 1
+	}
+	enc, err := zstdEncoder(level)
+	if err != nil {
+		return counts, err
+	}
+	s := &litScratch{}
+	var img []byte
+	for _, p := range samples {
+		img = enc.EncodeAll(p, img[:0])
+		sec, ok := findLiterals(img)
+		if !ok {
+			continue
+		}
+		body := img[sec.start+sec.headerLen : sec.start+sec.headerLen+sec.size]
+		dec, data, err := huff0.ReadTable(body, s.dec)
+		if err != nil {
+			continue
+		}
+		s.dec = dec
+		var lits []byte
+		buf := make([]byte, 0, sec.regen)
+		if sec.streams == 1 {
+			lits, err = dec.Decoder().Decompress1X(buf, data)
+		} else {
+			lits, err = dec.Decoder().Decompress4X(buf, data)
+		}
+		if err != nil {
+			continue
+		}
+		for _, c := range lits {
+			counts[c]++
+		}
+	}
+	return counts, nil
+}
+
+// withLiteralTable returns raw, a dictionary in Zstandard's format, with
+// its literal table replaced by one fitted to counts.
+func withLiteralTable(raw []byte, counts *[256]uint32) ([]byte, error) {
+	if len(raw) < 9 || binary.LittleEndian.Uint32(raw) != zstdDictMagic {
+		return nil, errors.New("not a zstd dictionary")
+	}
+	old, err := huffDescription(raw[8:])
+	if err != nil {
+		return nil, err
+	}
+	desc, err := describeTable(counts)
+	if err != nil {
+		return nil, err
+	}
+	// A description gives code lengths only; newLitTable rebuilds the
+	// code from them as counts of 2^(weight-1), and Huffman's ties can
+	// give such counts other lengths than the fitted ones. Refit until
+	// the description is one its own counts rebuild (the first refit, on
+	// the pages measured).
+	for range 8 {
+		dy, err := dyadicCounts(desc)
+		if err != nil {
+			return nil, err
+		}
+		again, err := describeTable(&dy)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(again, desc) {
+			break
+		}
+		desc = again
+	}
+	out := make([]byte, 0, len(raw)-len(old)+len(desc))
+	out = append(out, raw[:8]...)
+	out = append(out, desc...)
+	return append(out, raw[8+len(old):]...), nil
+}
+
+// describeTable returns the description of a Huffman table fitted to
+// counts.
+func describeTable(counts *[256]uint32) ([]byte, error) {
+	var s huff0.Scratch
+	s.TableLog = huffMaxTableLog
+	if err := s.BuildCTable(counts); err != nil {
+		return nil, fmt.Errorf("literal table: %w", err)
+	}
+	desc, err := s.AppendTable(nil)
+	if err != nil {
+		return nil, fmt.Errorf("literal table: %w", err)
+	}
+	return desc, nil
+}
+
+// isTableDict reports whether a dictionary is a table dictionary: no
+// history to match, the default repeat offsets.
+func isTableDict(raw []byte) bool {
+	info, err := zstd.InspectDictionary(raw)
+	return err == nil && info.ContentSize() <= tableDictContent && info.Offsets() == defaultRepeatOffsets
+}
+
+// withDefaultRepeatOffsets returns raw, a dictionary in Zstandard's
+// format, with its repeat offsets set to the defaults of a frame without
+// a dictionary.
+func withDefaultRepeatOffsets(raw []byte) ([]byte, error) {
+	info, err := zstd.InspectDictionary(raw)
+	if err != nil {
+		return nil, err
+	}
+	off := len(raw) - info.ContentSize() - 12
+	if off < 8 {
+		return nil, errors.New("dictionary too short for its content")
+	}
+	out := bytes.Clone(raw)
+	for i, v := range defaultRepeatOffsets {
+		binary.LittleEndian.PutUint32(out[off+4*i:], uint32(v))
+	}
+	return out, nil
+}
