@@ -220,3 +220,80 @@ func dictCodec(tb testing.TB, pages [][]byte, hist int) (*zstd.Encoder, *zstd.De
 	}
 	return enc, dec
 }
+
+// BenchmarkLiteralTableOnLeaves compares, on the tree's own 4 KiB leaves,
+// Strata's zstd-1 codec without a dictionary, with a table dictionary (the
+// store-wide literal table alone: codec/literals.go) and with a 64 KiB
+// dictionary (its literals rewritten with its table too): the ratio, and
+// the time to compress and to decode a page, through the codec package as
+// the store and the buffer pool call it.
+//
+//	go test -run '^$' -bench LiteralTableOnLeaves -benchtime 4000x ./internal/bench/
+func BenchmarkLiteralTableOnLeaves(b *testing.B) {
+	for _, ds := range []struct {
+		name string
+		rows int
+		seed uint64
+	}{{"sysbench", 40000, 11}, {"events", 8000, 13}} {
+		pages := leafPages(b, ds.name, ds.rows, 4<<10)
+		var train, test [][]byte
+		for i, p := range pages {
+			if i%2 == 0 {
+				train = append(train, p)
+			} else {
+				test = append(test, p)
+			}
+		}
+		plain, err := codec.New(codec.Zstd, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		table, err := codec.TrainTableDict(train, 0, ds.seed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hist, err := codec.TrainDict(train, 0, 0, ds.seed+1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		codecs := map[string]codec.Codec{"plain": plain}
+		for name, raw := range map[string][]byte{"table": table, "dict64KiB": hist} {
+			d, err := codec.RegisterDict(raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if codecs[name], err = codec.WithDict(plain, d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, name := range []string{"plain", "table", "dict64KiB"} {
+			c := codecs[name]
+			imgs := make([][]byte, len(test))
+			var raw, stored int
+			for i, p := range test {
+				if imgs[i], err = c.Compress(nil, p); err != nil {
+					b.Fatal(err)
+				}
+				raw, stored = raw+len(p), stored+len(imgs[i])
+			}
+			b.Run(ds.name+"/"+name+"/compress", func(b *testing.B) {
+				buf := make([]byte, 0, 8<<10)
+				for i := 0; i < b.N; i++ {
+					if buf, err = c.Compress(buf[:0], test[i%len(test)]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(raw)/float64(stored), "ratio")
+			})
+			b.Run(ds.name+"/"+name+"/decompress", func(b *testing.B) {
+				dst := make([]byte, 4<<10)
+				for i := 0; i < b.N; i++ {
+					j := i % len(imgs)
+					if err := codec.Decompress(c.ID(), dst[:len(test[j])], imgs[j]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

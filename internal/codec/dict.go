@@ -50,8 +50,9 @@ const MaxDictSize = 1 << 20
 // a zstd level (0: 3): its decoder (one per P, about 0.3 MiB each) and its
 // encoder (one per P: a history of dictWindow plus a block, the match
 // tables and their copies indexed from the dictionary: about 0.8 MiB at
-// levels 1-2, 2.8 MiB at 3-5, more above), plus the dictionary's tables.
-// Measured with runtime.MemStats on two Ps at level 1: 2.3 MiB.
+// levels 1-2, 2.8 MiB at 3-5, more above), plus the dictionary's tables,
+// plus the literal rewrite's scratch (rewriteMemory). Measured with
+// runtime.MemStats on two Ps at level 1, before the rewrite: 2.3 MiB.
 func DictMemory(level int) int64 {
 	enc := int64(800 << 10)
 	switch l := zstd.EncoderLevelFromZstd(cmp.Or(level, 3)); {
@@ -60,8 +61,15 @@ func DictMemory(level int) int64 {
 	case l >= zstd.SpeedDefault:
 		enc = 2800 << 10
 	}
-	return int64(runtime.GOMAXPROCS(0))*(300<<10+enc) + 128<<10
+	return int64(runtime.GOMAXPROCS(0))*(300<<10+rewriteMemory+enc) + 128<<10
 }
+
+// rewriteMemory estimates the scratch of one literal rewrite in progress
+// (literals.go), of which there is about one per P: two huff0 scratch
+// spaces (about 20 KiB each: counts, tree nodes, coding and decoding
+// tables), the literals and their new coding (a page each) and the frame
+// before its rewrite (a page), for pages up to 16 KiB.
+const rewriteMemory = 96 << 10
 
 // dictWindow is the window of encoders with a dictionary. An encoder keeps
 // a history buffer of its window plus a block (128 KiB) from the first
@@ -173,7 +181,7 @@ func (d *Dict) Table() bool { return d.table }
 // compressed by the plain encoders, its decoders and tables only.
 func (d *Dict) Memory(level int) int64 {
 	if d.table {
-		return int64(runtime.GOMAXPROCS(0))*(300<<10) + 128<<10
+		return int64(runtime.GOMAXPROCS(0))*(300<<10+rewriteMemory) + 128<<10
 	}
 	return DictMemory(level)
 }
@@ -253,7 +261,7 @@ func compressDict(enc *zstd.Encoder, lit *litTable, dictID uint32, dst, src []by
 	}
 	buf := framePool.Get().(*[]byte)
 	img := enc.EncodeAll(src, (*buf)[:0])
-	out := lit.rewrite(dst, img, dictID)
+	out := lit.rewrite(dst, img, dictID, len(src))
 	*buf = img[:0]
 	framePool.Put(buf)
 	return out
@@ -500,7 +508,10 @@ func TrainDict(samples [][]byte, size int, id uint32, seed uint64) ([]byte, erro
 	if err != nil {
 		return nil, fmt.Errorf("codec: train dictionary: %w", err)
 	}
-	return fitLiteralTable(d, usable)
+	// Without a literal table of its own the dictionary keeps the one
+	// BuildDict fitted, which its codec does not rewrite with.
+	d, _ = fitLiteralTable(d, usable)
+	return d, nil
 }
 
 // TrainTableDict builds a table dictionary (literals.go) with the given ID
@@ -526,8 +537,9 @@ func TrainTableDict(samples [][]byte, id uint32, seed uint64) ([]byte, error) {
 	if d, err = withDefaultRepeatOffsets(d); err != nil {
 		return nil, fmt.Errorf("codec: train table dictionary: %w", err)
 	}
-	if d, err = fitLiteralTable(d, usable); err != nil {
-		return nil, err
+	d, ok := fitLiteralTable(d, usable)
+	if !ok {
+		return nil, errors.New("codec: train table dictionary: the samples leave no literals to fit a table to")
 	}
 	if !isTableDict(d) {
 		return nil, errors.New("codec: train table dictionary: result is not a table dictionary")
@@ -536,17 +548,20 @@ func TrainTableDict(samples [][]byte, id uint32, seed uint64) ([]byte, error) {
 }
 
 // fitLiteralTable returns d with a literal table fitted to the literals
-// zstd's fastest level leaves in samples, with a code for every byte value.
-func fitLiteralTable(d []byte, samples [][]byte) ([]byte, error) {
-	counts, err := literalCounts(samples, 1)
-	if err != nil {
-		return nil, fmt.Errorf("codec: train dictionary: %w", err)
+// zstd's fastest level leaves in samples, with a code for every byte
+// value; or d unchanged and false where the samples leave no
+// Huffman-coded literals to fit one to (random or empty pages) or the
+// table cannot be described.
+func fitLiteralTable(d []byte, samples [][]byte) ([]byte, bool) {
+	counts, n, err := literalCounts(samples, 1)
+	if err != nil || n == 0 {
+		return d, false
 	}
-	d, err = withLiteralTable(d, &counts)
+	out, err := withLiteralTable(d, &counts)
 	if err != nil {
-		return nil, fmt.Errorf("codec: train dictionary: %w", err)
+		return d, false
 	}
-	return d, nil
+	return out, true
 }
 
 // drawDictID returns id, or if it is 0 an ID drawn from rng above zstd's

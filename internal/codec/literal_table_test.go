@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -164,10 +165,19 @@ func TestRewriteLeavesOtherFrames(t *testing.T) {
 		if literalsType(t, img) == 3 {
 			t.Errorf("%s: treeless literals", name)
 		}
-		// The same frame as the plain encoder's, with the ID named.
-		want := d.lit.rewrite(nil, enc.EncodeAll(p, nil), 0)
-		if !bytes.Equal(want, enc.EncodeAll(p, nil)) {
-			t.Errorf("%s: rewritten without an ID to add", name)
+		// The plain encoder's frame, with the ID named in its header and
+		// nothing else changed.
+		plain := enc.EncodeAll(p, nil)
+		hl, _, err := frameHeaderLen(plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ihl, _, err := frameHeaderLen(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, _ := FrameDict(img); id != d.ID() || ihl != hl+4 || !bytes.Equal(img[ihl:], plain[hl:]) {
+			t.Errorf("%s: not the plain frame with the dictionary named (ID %08x, header %d bytes, plain %d)", name, id, ihl, hl)
 		}
 		out := make([]byte, len(p))
 		if err := Decompress(ZstdDict, out, img); err != nil || !bytes.Equal(out, p) {
@@ -211,12 +221,146 @@ func TestLiteralTableVerified(t *testing.T) {
 	if err := lt.verify(descEvents, &counts); err == nil {
 		t.Fatal("another dictionary's description verified")
 	}
-	// A damaged description fails to load, and the dictionary is still
-	// usable without the rewrite.
+	// A damaged description fails to load (RegisterDict, which reads it
+	// with the library's own decoder, refuses such a dictionary anyway).
 	bad := bytes.Clone(digits)
 	bad[8] = 0x7f
 	if _, err := newLitTable(bad); err == nil {
 		t.Fatal("damaged description loaded")
+	}
+}
+
+// The rewrite writes the size formats of a literals section (RFC 8878
+// 3.1.1.3.1.1) that the encoder's frames have: one stream with 10-bit
+// sizes, four with 14 and 18 (the encoder codes fewer than 1024 literals
+// in one stream, so four with 10-bit sizes never arise), and pages of
+// every size decode back.
+func TestRewriteSizeFormats(t *testing.T) {
+	raw, err := TrainTableDict(pagesOf(sysbenchPage, 16<<10, 0, 32), 0, 73)
+	d := mustRegister(t, raw, err)
+	c, err := WithDict(mustParse(t, "zstd-1"), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[[2]int]bool{}
+	for _, size := range []int{600, 1 << 10, 2 << 10, 4 << 10, 16 << 10, 32 << 10, 64 << 10} {
+		pages := pagesOf(sysbenchPage, size, 100, 8)
+		checkRoundTrip(t, c, d, pages)
+		for _, p := range pages {
+			img, err := c.Compress(nil, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if literalsType(t, img) != 3 {
+				continue
+			}
+			hl, _, _ := frameHeaderLen(img)
+			b := img[hl+3]
+			seen[[2]int{int(b >> 2 & 3), size}] = true
+		}
+	}
+	formats := map[int]bool{}
+	for k := range seen {
+		formats[k[0]] = true
+	}
+	for _, sf := range []int{0, 2, 3} {
+		if !formats[sf] {
+			t.Errorf("no treeless section with size format %d (seen: %v)", sf, seen)
+		}
+	}
+}
+
+// A rewritten block stays smaller than the page it holds: a frame whose
+// literals would grow past that keeps its own table.
+func TestRewriteKeepsBlockUnderPage(t *testing.T) {
+	raw, err := TrainTableDict(pagesOf(sysbenchPage, 4<<10, 0, 32), 0, 79)
+	d := mustRegister(t, raw, err)
+	enc, err := zstdEncoder(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grew, kept := 0, 0
+	for _, p := range pagesOf(sysbenchPage, 4<<10, 200, 50) {
+		img := enc.EncodeAll(p, nil)
+		sec, ok := findLiterals(img)
+		if !ok {
+			continue
+		}
+		free := d.lit.rewrite(nil, img, 0, len(p))
+		if literalsType(t, free) != 3 || len(free) <= len(img) {
+			continue
+		}
+		grew++
+		// Told the page was no larger than its frame's block, the rewrite
+		// must not let the block grow.
+		blockLen := len(img) - sec.blockStart - 3
+		if out := d.lit.rewrite(nil, img, 0, blockLen+1); bytes.Equal(out, img) {
+			kept++
+		}
+	}
+	if grew == 0 || kept != grew {
+		t.Fatalf("%d frames grew when rewritten, %d of them kept when the page bound forbade it", grew, kept)
+	}
+}
+
+// Pages that leave zstd no Huffman-coded literals (random bytes: raw
+// literals; zeros: none) train no table dictionary, and random pages
+// still train a dictionary (with the library's own literal table, which
+// is not rewritten with). Zero pages train none: the library refuses
+// samples without literals, as before the literal table.
+func TestTrainingWithoutLiterals(t *testing.T) {
+	random := pagesOf(randomPage, 4<<10, 0, 16)
+	raw, err := TrainDict(random, 0, 0, 83)
+	if err != nil {
+		t.Fatalf("random pages: TrainDict: %v", err)
+	}
+	if _, err := RegisterDict(raw); err != nil {
+		t.Fatalf("random pages: the dictionary does not register: %v", err)
+	}
+	for name, samples := range map[string][][]byte{
+		"random": random, "zero": pagesOf(func(size int, _ uint64) []byte { return make([]byte, size) }, 4<<10, 0, 16),
+	} {
+		if _, err := TrainTableDict(samples, 0, 89); err == nil {
+			t.Errorf("%s: a table dictionary trained with no literals to fit", name)
+		}
+	}
+}
+
+// Pages compressed and decoded with one table dictionary from many
+// goroutines at once (the pooled scratch spaces; run with -race) come
+// back exactly.
+func TestTableDictConcurrent(t *testing.T) {
+	raw, err := TrainTableDict(pagesOf(sysbenchPage, 4<<10, 0, 32), 0, 97)
+	d := mustRegister(t, raw, err)
+	c, err := WithDict(mustParse(t, "zstd-1"), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for _, p := range pagesOf(sysbenchPage, 4<<10, 300+g*20, 20) {
+				img, err := c.Compress(nil, p)
+				if err != nil {
+					errs <- err
+					return
+				}
+				out := make([]byte, len(p))
+				if err := Decompress(ZstdDict, out, img); err != nil || !bytes.Equal(out, p) {
+					errs <- fmt.Errorf("decoded wrong (err %v)", err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.Memory(1) >= DictMemory(1) {
+		t.Errorf("a table dictionary is charged %d bytes, a history dictionary %d", d.Memory(1), DictMemory(1))
 	}
 }
 
@@ -254,8 +398,8 @@ func FuzzLiteralRewrite(f *testing.F) {
 				t.Fatalf("%s: decoded wrong (err %v)", c, err)
 			}
 		}
-		table.lit.rewrite(nil, page, table.ID())
-		hist.lit.rewrite(nil, page, 0)
+		table.lit.rewrite(nil, page, table.ID(), len(page))
+		hist.lit.rewrite(nil, page, 0, len(page))
 	})
 }
 

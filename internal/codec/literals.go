@@ -185,10 +185,34 @@ func dyadicCounts(desc []byte) ([256]uint32, error) {
 	return counts, nil
 }
 
-// verify checks that t codes every symbol desc has a code for so that a
-// decoder reading desc decodes it back. counts are the counts t was built
-// from.
+// verify checks that t's code is the one desc describes: the same code
+// length for every symbol (read back from t with EstimateSize: 8 of a
+// symbol cost exactly 8 × its length in bits, plus 7 rounding bits), which
+// fixes the code itself, both sides assigning codes canonically from the
+// lengths (RFC 8878 4.2.1.1); then a probe of every symbol coded with t
+// must decode through desc. counts are the dyadic counts t was built from.
 func (t *litTable) verify(desc []byte, counts *[256]uint32) error {
+	// The counts add up to 2^(tableLog+dyadicScale) (dyadicCounts), and
+	// a symbol's count is 2^(weight-1+dyadicScale).
+	var sum uint32
+	for _, c := range counts {
+		sum += c
+	}
+	tableLog := bits.Len32(sum>>dyadicScale) - 1
+	for v, c := range counts {
+		var h [256]uint32
+		h[v] = 8
+		got := t.enc.EstimateSize(&h)
+		// The description's length for v: tableLog+1-weight, where
+		// tableLog is the longest code's length (weight 1).
+		want := -1
+		if c != 0 {
+			want = tableLog + 1 - (bits.Len32(c) - dyadicScale)
+		}
+		if got != want {
+			return fmt.Errorf("literal table: symbol %d coded in %d bits, described as %d", v, got, want)
+		}
+	}
 	var symbols []byte
 	for v := range 256 {
 		var h [256]uint32
@@ -328,12 +352,19 @@ func treelessHeader(dst []byte, streams, regen, size int) ([]byte, bool) {
 	return dst, false
 }
 
-// rewrite returns img, a frame this package's encoder made, with its
-// literals coded with t's table (treeless) where that applies and is no
-// more than 1/litSlack larger, and, if dictID is not 0, with dictID named
-// in its header (img must name none: a table dictionary's frames). The
-// result is appended to dst[:0]; dst must not overlap img.
-func (t *litTable) rewrite(dst, img []byte, dictID uint32) []byte {
+// maxBlockSize is zstd's largest block (Block_Maximum_Size is at most
+// 128 KiB, and at most the window).
+const maxBlockSize = 128 << 10
+
+// rewrite returns img, a frame this package's encoder made of srcLen
+// bytes, with its literals coded with t's table (treeless) where that
+// applies and is no more than 1/litSlack larger, and, if dictID is not 0,
+// with dictID named in its header (img must name none: a table
+// dictionary's frames). A rewritten block stays smaller than srcLen (as
+// the encoder keeps a compressed block; a single-segment frame's window is
+// its content) and within maxBlockSize. The result is appended to dst[:0];
+// dst must not overlap img.
+func (t *litTable) rewrite(dst, img []byte, dictID uint32, srcLen int) []byte {
 	out := dst[:0]
 	head := img
 	var sec literalsSection
@@ -345,7 +376,8 @@ func (t *litTable) rewrite(dst, img []byte, dictID uint32) []byte {
 			s = t.pool.Get().(*litScratch)
 			defer t.pool.Put(s)
 			lits, ok = s.codeLiterals(img, sec)
-			if !ok {
+			blockLen := len(lits) + len(img) - (sec.start + sec.headerLen + sec.size)
+			if !ok || blockLen >= srcLen || blockLen > maxBlockSize {
 				lits = nil
 			}
 		}
@@ -394,7 +426,7 @@ func (s *litScratch) codeLiterals(img []byte, sec literalsSection) (section []by
 	}
 	s.dec = dec
 	if cap(s.lits) < sec.regen {
-		s.lits = make([]byte, 0, MaxPageSize)
+		s.lits = make([]byte, 0, sec.regen)
 	}
 	var lits []byte
 	if sec.streams == 1 {
@@ -428,15 +460,15 @@ func (s *litScratch) codeLiterals(img []byte, sec literalsSection) (section []by
 }
 
 // literalCounts counts the literals zstd at level leaves in samples, plus
-// one of every byte value, so that a table fitted to them codes any page.
-func literalCounts(samples [][]byte, level int) ([256]uint32, error) {
-	var counts [256]uint32
+// one of every byte value, so that a table fitted to them codes any page;
+// n is how many samples had Huffman-coded literals.
+func literalCounts(samples [][]byte, level int) (counts [256]uint32, n int, err error) {
 	for i := range counts {
 		counts[i] = 1
 	}
 	enc, err := zstdEncoder(level)
 	if err != nil {
-		return counts, err
+		return counts, 0, err
 	}
 	s := &litScratch{}
 	var img []byte
@@ -465,8 +497,9 @@ func literalCounts(samples [][]byte, level int) ([256]uint32, error) {
 		for _, c := range lits {
 			counts[c]++
 		}
+		n++
 	}
-	return counts, nil
+	return counts, n, nil
 }
 
 // withLiteralTable returns raw, a dictionary in Zstandard's format, with
@@ -483,29 +516,14 @@ func withLiteralTable(raw []byte, counts *[256]uint32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A description gives code lengths only; newLitTable rebuilds the
-	// code from them as counts of 2^(weight-1), and Huffman's ties can
-	// give such counts other lengths than the fitted ones. Refit until
-	// the description is one its own counts rebuild (the first refit, on
-	// the pages measured).
-	for range 8 {
-		dy, err := dyadicCounts(desc)
-		if err != nil {
-			return nil, err
-		}
-		again, err := describeTable(&dy)
-		if err != nil {
-			return nil, err
-		}
-		if bytes.Equal(again, desc) {
-			break
-		}
-		desc = again
-	}
 	out := make([]byte, 0, len(raw)-len(old)+len(desc))
 	out = append(out, raw[:8]...)
 	out = append(out, desc...)
-	return append(out, raw[8+len(old):]...), nil
+	out = append(out, raw[8+len(old):]...)
+	if _, err := newLitTable(out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // describeTable returns the description of a Huffman table fitted to

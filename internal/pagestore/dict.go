@@ -391,62 +391,65 @@ func (s *Store) tryDict(samples map[PageID][]byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	verdict, reason, err := s.judgeDict("dictionary", raw, judge, start)
+	trial, verdict, err := judgeDict("dictionary", raw, judge, start)
 	if err != nil {
 		return "", err
 	}
-	if reason == "" {
-		return s.adoptDict(raw, verdict)
+	if s.opts.DictionarySpaceOnly {
+		trial.DictDecode = trial.PlainDecode
 	}
-	rejected := "rejected (" + reason + "): " + verdict
+	reason := rejectDict(trial, s.opts.DictionaryGain)
+	if reason == "" {
+		return s.adoptDict(raw, trial, verdict)
+	}
+	verdict = "rejected (" + reason + "): " + verdict
+	if s.opts.DictionarySpaceOnly {
+		// A table dictionary saves no space; judged by space alone it
+		// could only be rejected.
+		return verdict, nil
+	}
 	// Pages its history does not shrink may still decode faster with the
 	// store's literal table alone (a table dictionary, codec/literals.go).
 	start = time.Now()
 	raw, err = codec.TrainTableDict(train, 0, seed^tableDictSeed)
 	if err != nil {
-		return "", err
+		return verdict + "; table dictionary not trained: " + err.Error(), nil
 	}
-	tverdict, reason, err := s.judgeDict("table dictionary", raw, judge, start)
+	trial, tverdict, err := judgeDict("table dictionary", raw, judge, start)
 	if err != nil {
 		return "", err
 	}
-	if reason != "" {
-		return rejected + "; table dictionary rejected (" + reason + "): " + tverdict, nil
+	judgeTable := rejectTableDict
+	if s.tableDictJudge != nil {
+		judgeTable = s.tableDictJudge
 	}
-	return s.adoptDict(raw, tverdict+"; "+rejected)
+	if reason := judgeTable(trial); reason != "" {
+		return verdict + "; table dictionary rejected (" + reason + "): " + tverdict, nil
+	}
+	return s.adoptDict(raw, trial, tverdict+"; "+verdict)
 }
 
 // tableDictSeed is mixed into the sample's seed to draw a table
 // dictionary's ID, so that it differs from the rejected dictionary's.
 const tableDictSeed = 0x7ab1e
 
-// judgeDict compresses the held-out pages with raw and says what it does
-// ("verdict") and why it is not worth keeping ("reason"; "" to keep it).
-func (s *Store) judgeDict(kind string, raw []byte, judge [][]byte, start time.Time) (verdict, reason string, err error) {
+// judgeDict compresses the held-out pages with raw, a dictionary of a kind
+// ("dictionary", "table dictionary"), and says what it does.
+func judgeDict(kind string, raw []byte, judge [][]byte, start time.Time) (codec.DictTrial, string, error) {
 	trial, err := codec.DictGain(raw, dictTrainLevel, judge)
 	if err != nil {
-		return "", "", err
+		return trial, "", err
 	}
 	id, err := codec.DictID(raw)
 	if err != nil {
-		return "", "", err
+		return trial, "", err
 	}
-	verdict = fmt.Sprintf("%s %08x: held-out pages %d → %d bytes with it (%.1f%% smaller, %.2f× as many in a cache), decoded in %.2f× the time; trained and judged in %v",
-		kind, id, trial.PlainBytes, trial.DictBytes, 100*(1-1/trial.SizeRatio()), trial.SizeRatio(), trial.DecodeRatio(), time.Since(start).Round(time.Millisecond))
-	if s.opts.DictionarySpaceOnly {
-		trial.DictDecode = trial.PlainDecode
-	}
-	if s.tableDictJudge != nil && kind == "table dictionary" {
-		return verdict, s.tableDictJudge(trial), nil
-	}
-	if kind == "table dictionary" {
-		return verdict, rejectTableDict(trial), nil
-	}
-	return verdict, rejectDict(trial, s.opts.DictionaryGain), nil
+	return trial, fmt.Sprintf("%s %08x: held-out pages %d → %d bytes with it (%.1f%% smaller, %.2f× as many in a cache), decoded in %.2f× the time; trained and judged in %v",
+		kind, id, trial.PlainBytes, trial.DictBytes, 100*(1-1/trial.SizeRatio()), trial.SizeRatio(), trial.DecodeRatio(), time.Since(start).Round(time.Millisecond)), nil
 }
 
 // adoptDict registers raw, writes it and makes it the active dictionary.
-func (s *Store) adoptDict(raw []byte, verdict string) (string, error) {
+func (s *Store) adoptDict(raw []byte, trial codec.DictTrial, verdict string) (string, error) {
 	// Register before the file is written (a dictionary RegisterDict
 	// refuses is never written), activate after it is durable.
 	d, err := codec.RegisterDict(raw)
@@ -456,8 +459,9 @@ func (s *Store) adoptDict(raw []byte, verdict string) (string, error) {
 	if err := s.installDict(raw, d); err != nil {
 		return "", err
 	}
-	s.log.Info("pagestore: dictionary adopted", "dir", s.dir, "id", fmt.Sprintf("%08x", d.ID()), "table", d.Table())
-	return "adopted " + verdict, nil
+	s.log.Info("pagestore: dictionary adopted", "dir", s.dir, "id", fmt.Sprintf("%08x", d.ID()), "table", d.Table(),
+		"size_ratio", trial.SizeRatio(), "decode_ratio", trial.DecodeRatio())
+	return "adopted: " + verdict, nil
 }
 
 // rejectDict says why a dictionary with this trial is not worth keeping,
