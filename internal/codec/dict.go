@@ -52,7 +52,10 @@ const MaxDictSize = 1 << 20
 // tables and their copies indexed from the dictionary: about 0.8 MiB at
 // levels 1-2, 2.8 MiB at 3-5, more above), plus the dictionary's tables,
 // plus the literal rewrite's scratch (rewriteMemory). Measured with
-// runtime.MemStats on two Ps at level 1, before the rewrite: 2.3 MiB.
+// runtime.MemStats on two Ps at level 1, before the rewrite: 2.3 MiB. A
+// table dictionary costs about as much: its decoders, and encoders that
+// leave literals raw beside the plain ones (about 0.6 MiB per P at levels
+// 1-2).
 func DictMemory(level int) int64 {
 	enc := int64(800 << 10)
 	switch l := zstd.EncoderLevelFromZstd(cmp.Or(level, 3)); {
@@ -66,9 +69,9 @@ func DictMemory(level int) int64 {
 
 // rewriteMemory estimates the scratch of one literal rewrite in progress
 // (literals.go), of which there is about one per P: two huff0 scratch
-// spaces (about 20 KiB each: counts, tree nodes, coding and decoding
-// tables), the literals and their new coding (a page each) and the frame
-// before its rewrite (a page), for pages up to 16 KiB.
+// spaces (about 20 KiB each: counts, tree nodes, coding tables), the
+// coded literals (a page) and the frame before its rewrite (a page), for
+// pages up to 16 KiB.
 const rewriteMemory = 96 << 10
 
 // dictWindow is the window of encoders with a dictionary. An encoder keeps
@@ -176,21 +179,15 @@ func lookupDict(id uint32) *Dict {
 // literal table and no history.
 func (d *Dict) Table() bool { return d.table }
 
-// Memory estimates the heap d costs once pages are compressed with it at
-// a zstd level: DictMemory, or for a table dictionary, whose pages are
-// compressed by the plain encoders, its decoders and tables only.
-func (d *Dict) Memory(level int) int64 {
-	if d.table {
-		return int64(runtime.GOMAXPROCS(0))*(300<<10+rewriteMemory) + 128<<10
-	}
-	return DictMemory(level)
-}
-
-// encoder returns d's shared encoder for a zstd level (0: level 3): the
-// plain encoder for a table dictionary.
+// encoder returns d's shared encoder for a zstd level (0: level 3): for a
+// table dictionary, the plain encoder (leaving the literals raw for the
+// rewrite, if d has a literal table).
 func (d *Dict) encoder(level int) (*zstd.Encoder, error) {
 	if level == 0 {
 		level = 3
+	}
+	if d.table && d.lit != nil {
+		return rawLitEncoder(level)
 	}
 	if d.table {
 		return zstdEncoder(level)
@@ -201,12 +198,22 @@ func (d *Dict) encoder(level int) (*zstd.Encoder, error) {
 	if e := d.enc[l]; e != nil {
 		return e, nil
 	}
-	e, err := zstd.NewWriter(nil, encoderOptions(l, 0, d.raw)...)
+	e, err := zstd.NewWriter(nil, dictEncoderOptions(l, 0, d.raw, d.lit != nil)...)
 	if err != nil {
 		return nil, fmt.Errorf("codec: encoder for dictionary %08x: %w", d.id, err)
 	}
 	d.enc[l] = e
 	return e, nil
+}
+
+// dictEncoderOptions are encoderOptions with dictionary raw, leaving the
+// literals raw if rawLits (for the literal rewrite to code).
+func dictEncoderOptions(l zstd.EncoderLevel, concurrency int, raw []byte, rawLits bool) []zstd.EOption {
+	opts := encoderOptions(l, concurrency, raw)
+	if rawLits {
+		opts = append(opts, zstd.WithNoEntropyCompression(true))
+	}
+	return opts
 }
 
 // WithDict returns a codec that compresses like c but with dictionary d:
@@ -355,20 +362,31 @@ func DictGain(raw []byte, level int, pages [][]byte) (DictTrial, error) {
 	}
 	// The dictionary's pages are made as its codec would make them
 	// (dictCodec.Compress): a table dictionary's by the plain encoder.
-	enc, id, lit := base, uint32(0), (*litTable)(nil)
-	if isTableDict(raw) {
+	lit, err := newLitTable(raw)
+	if err != nil {
+		lit = nil // compressed without the rewrite, as its codec would
+	}
+	var enc *zstd.Encoder
+	var id uint32
+	switch {
+	case isTableDict(raw) && lit != nil:
 		if id, err = DictID(raw); err != nil {
 			return t, err
 		}
-	} else {
-		enc, err = zstd.NewWriter(nil, encoderOptions(zstd.EncoderLevelFromZstd(cmp.Or(level, 3)), 1, raw)...)
+		if enc, err = rawLitEncoder(level); err != nil {
+			return t, err
+		}
+	case isTableDict(raw):
+		if id, err = DictID(raw); err != nil {
+			return t, err
+		}
+		enc = base
+	default:
+		enc, err = zstd.NewWriter(nil, dictEncoderOptions(zstd.EncoderLevelFromZstd(cmp.Or(level, 3)), 1, raw, lit != nil)...)
 		if err != nil {
 			return t, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
 		}
 		defer enc.Close()
-	}
-	if l, err := newLitTable(raw); err == nil {
-		lit = l
 	}
 	// Two private decoders set up as the shared ones are, so that neither
 	// side waits for a decoder another goroutine holds.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"sync"
 
@@ -73,10 +74,10 @@ type litTable struct {
 
 // litScratch is the scratch space of one rewrite.
 type litScratch struct {
-	dec  *huff0.Scratch
-	enc  *huff0.Scratch
-	lits []byte
-	out  []byte
+	enc  *huff0.Scratch // the dictionary's table (ReusePolicyMust)
+	own  *huff0.Scratch // a table fitted to the literals at hand
+	desc []byte         // own's description
+	out  []byte         // the coded section
 }
 
 // newLitTable returns the literal table of raw, a dictionary in
@@ -103,7 +104,8 @@ func newLitTable(raw []byte) (*litTable, error) {
 		return nil, err
 	}
 	t.pool.New = func() any {
-		s := &litScratch{enc: &huff0.Scratch{Reuse: huff0.ReusePolicyMust}}
+		s := &litScratch{enc: &huff0.Scratch{Reuse: huff0.ReusePolicyMust},
+			own: &huff0.Scratch{Reuse: huff0.ReusePolicyMust, TableLog: huffMaxTableLog}}
 		s.enc.TransferCTable(&t.enc)
 		return s
 	}
@@ -258,16 +260,6 @@ func (t *litTable) verify(desc []byte, counts *[256]uint32) error {
 	return nil
 }
 
-// literalsSection is where a frame's single block keeps its literals.
-type literalsSection struct {
-	blockStart int // offset of the block header
-	start      int // offset of the literals section header
-	headerLen  int // 3, 4 or 5 bytes
-	regen      int // literals decoded
-	size       int // compressed size, the Huffman description included
-	streams    int // 1 or 4
-}
-
 // frameHeaderLen returns the length of the zstd frame header img starts
 // with, and its descriptor byte.
 func frameHeaderLen(img []byte) (int, byte, error) {
@@ -292,61 +284,85 @@ func frameHeaderLen(img []byte) (int, byte, error) {
 	return n, fhd, nil
 }
 
-// findLiterals returns the Huffman-coded literals section of img, a frame
-// of exactly one compressed block with no checksum, or ok false.
-func findLiterals(img []byte) (sec literalsSection, ok bool) {
-	hl, fhd, err := frameHeaderLen(img)
-	if err != nil || fhd&0x04 != 0 || hl+3 > len(img) {
-		return sec, false
-	}
-	bh := uint32(img[hl]) | uint32(img[hl+1])<<8 | uint32(img[hl+2])<<16
-	if bh&1 == 0 || (bh>>1)&3 != 2 || hl+3+int(bh>>3) != len(img) {
-		return sec, false
-	}
-	p := hl + 3
-	if p+5 > len(img) || img[p]&3 != 2 {
-		return sec, false
-	}
-	sec.blockStart, sec.start = hl, p
-	switch sf := (img[p] >> 2) & 3; sf {
-	case 0, 1:
-		v := uint32(img[p]) | uint32(img[p+1])<<8 | uint32(img[p+2])<<16
-		sec.headerLen, sec.regen, sec.size = 3, int(v>>4&0x3ff), int(v>>14&0x3ff)
-		sec.streams = 4
-		if sf == 0 {
-			sec.streams = 1
-		}
-	case 2:
-		v := binary.LittleEndian.Uint32(img[p:])
-		sec.headerLen, sec.regen, sec.size, sec.streams = 4, int(v>>4&0x3fff), int(v>>18&0x3fff), 4
-	case 3:
-		v := uint64(binary.LittleEndian.Uint32(img[p:])) | uint64(img[p+4])<<32
-		sec.headerLen, sec.regen, sec.size, sec.streams = 5, int(v>>4&0x3ffff), int(v>>22&0x3ffff), 4
-	}
-	if p+sec.headerLen+sec.size > len(img) || sec.regen > MaxPageSize {
-		return sec, false
-	}
-	return sec, true
+// block is the one block of a frame the raw-literals encoder made, with
+// its literals ready to code: a compressed block whose literals are raw,
+// or a raw block (all literals, no sequences).
+type block struct {
+	start int    // offset of the block header (the frame header's length)
+	lits  []byte // the literals (aliasing the frame)
+	seqs  []byte // the sequences section, copied as it is
 }
 
-// treelessHeader appends the header of a treeless literals section.
-func treelessHeader(dst []byte, streams, regen, size int) ([]byte, bool) {
-	const treeless = 3
+// noSequences is the sequences section of a block without any.
+var noSequences = []byte{0}
+
+// findBlock returns the single block of img, a frame without a checksum,
+// if its literals are raw: ok false for anything else (several blocks, an
+// RLE block, literals the encoder coded itself).
+func findBlock(img []byte) (b block, ok bool) {
+	hl, fhd, err := frameHeaderLen(img)
+	if err != nil || fhd&0x04 != 0 || hl+3 > len(img) {
+		return b, false
+	}
+	bh := uint32(img[hl]) | uint32(img[hl+1])<<8 | uint32(img[hl+2])<<16
+	size := int(bh >> 3)
+	if bh&1 == 0 || hl+3+size != len(img) {
+		return b, false
+	}
+	b.start = hl
+	content := img[hl+3:]
+	switch (bh >> 1) & 3 {
+	case 0: // raw block
+		b.lits, b.seqs = content, noSequences
+		return b, true
+	case 2: // compressed block
+	default:
+		return b, false
+	}
+	if len(content) < 1 || content[0]&3 != 0 {
+		return b, false
+	}
+	// Raw_Literals_Block header (RFC 8878 3.1.1.3.1.1): 1, 2 or 3 bytes.
+	var n, hdr int
+	switch (content[0] >> 2) & 3 {
+	case 0, 2:
+		n, hdr = int(content[0]>>3), 1
+	case 1:
+		if len(content) < 2 {
+			return b, false
+		}
+		n, hdr = int(content[0]>>4)|int(content[1])<<4, 2
+	case 3:
+		if len(content) < 3 {
+			return b, false
+		}
+		n, hdr = int(content[0]>>4)|int(content[1])<<4|int(content[2])<<12, 3
+	}
+	if hdr+n > len(content) {
+		return b, false
+	}
+	b.lits, b.seqs = content[hdr:hdr+n], content[hdr+n:]
+	return b, true
+}
+
+// literalsHeader appends the header of a Huffman-coded literals section of
+// type typ (2: with its table, 3: treeless) in streams (1 or 4).
+func literalsHeader(dst []byte, typ, streams, regen, size int) ([]byte, bool) {
 	switch {
 	case streams == 1:
 		if regen >= 1024 || size >= 1024 {
 			return dst, false
 		}
-		v := uint32(treeless) | uint32(regen)<<4 | uint32(size)<<14
+		v := uint32(typ) | uint32(regen)<<4 | uint32(size)<<14
 		return append(dst, byte(v), byte(v>>8), byte(v>>16)), true
 	case regen < 1024 && size < 1024:
-		v := uint32(treeless) | 1<<2 | uint32(regen)<<4 | uint32(size)<<14
+		v := uint32(typ) | 1<<2 | uint32(regen)<<4 | uint32(size)<<14
 		return append(dst, byte(v), byte(v>>8), byte(v>>16)), true
 	case regen < 1<<14 && size < 1<<14:
-		v := uint32(treeless) | 2<<2 | uint32(regen)<<4 | uint32(size)<<18
+		v := uint32(typ) | 2<<2 | uint32(regen)<<4 | uint32(size)<<18
 		return binary.LittleEndian.AppendUint32(dst, v), true
 	case regen < 1<<18 && size < 1<<18:
-		v := uint64(treeless) | 3<<2 | uint64(regen)<<4 | uint64(size)<<22
+		v := uint64(typ) | 3<<2 | uint64(regen)<<4 | uint64(size)<<22
 		return append(binary.LittleEndian.AppendUint32(dst, uint32(v)), byte(v>>32)), true
 	}
 	return dst, false
@@ -356,34 +372,34 @@ func treelessHeader(dst []byte, streams, regen, size int) ([]byte, bool) {
 // 128 KiB, and at most the window).
 const maxBlockSize = 128 << 10
 
-// rewrite returns img, a frame this package's encoder made of srcLen
-// bytes, with its literals coded with t's table (treeless) where that
-// applies and is no more than 1/litSlack larger, and, if dictID is not 0,
-// with dictID named in its header (img must name none: a table
-// dictionary's frames). A rewritten block stays smaller than srcLen (as
-// the encoder keeps a compressed block; a single-segment frame's window is
-// its content) and within maxBlockSize. The result is appended to dst[:0];
-// dst must not overlap img.
+// rewrite returns img, a frame the raw-literals encoder made of srcLen
+// bytes, with its literals Huffman-coded: with t's table (treeless) where
+// that comes out at most 1/litSlack larger than with a table of their own,
+// else with their own; and, if dictID is not 0, with dictID named in its
+// header (img must name none: a table dictionary's frames). A rewritten
+// block stays smaller than srcLen (as the encoder keeps a compressed
+// block; a single-segment frame's window is its content) and within
+// maxBlockSize; a frame the rewrite does not apply to is kept as it is.
+// The result is appended to dst[:0]; dst must not overlap img.
 func (t *litTable) rewrite(dst, img []byte, dictID uint32, srcLen int) []byte {
 	out := dst[:0]
 	head := img
-	var sec literalsSection
+	var b block
 	var lits []byte
-	var s *litScratch
 	if t != nil {
 		var ok bool
-		if sec, ok = findLiterals(img); ok {
-			s = t.pool.Get().(*litScratch)
+		if b, ok = findBlock(img); ok {
+			s := t.pool.Get().(*litScratch)
 			defer t.pool.Put(s)
-			lits, ok = s.codeLiterals(img, sec)
-			blockLen := len(lits) + len(img) - (sec.start + sec.headerLen + sec.size)
+			lits, ok = s.code(b.lits)
+			blockLen := len(lits) + len(b.seqs)
 			if !ok || blockLen >= srcLen || blockLen > maxBlockSize {
 				lits = nil
 			}
 		}
 	}
 	if lits != nil {
-		head = img[:sec.blockStart]
+		head = img[:b.start]
 	}
 	if dictID != 0 {
 		hl, fhd, err := frameHeaderLen(img)
@@ -407,53 +423,96 @@ func (t *litTable) rewrite(dst, img []byte, dictID uint32, srcLen int) []byte {
 	if lits == nil {
 		return out
 	}
-	seqs := img[sec.start+sec.headerLen+sec.size:]
-	blockLen := len(lits) + len(seqs)
+	blockLen := len(lits) + len(b.seqs)
 	bh := uint32(1) | 2<<1 | uint32(blockLen)<<3
 	out = append(out, byte(bh), byte(bh>>8), byte(bh>>16))
 	out = append(out, lits...)
-	return append(out, seqs...)
+	return append(out, b.seqs...)
 }
 
-// codeLiterals decodes the literals of sec and codes them with the
-// scratch's table, returning the treeless section (header included) in
-// s.out, or ok false where the table does not apply or saves nothing.
-func (s *litScratch) codeLiterals(img []byte, sec literalsSection) (section []byte, ok bool) {
-	body := img[sec.start+sec.headerLen : sec.start+sec.headerLen+sec.size]
-	dec, data, err := huff0.ReadTable(body, s.dec)
-	if err != nil {
+// minCodedLiterals is the fewest literals worth a Huffman code (the
+// encoder's own threshold).
+const minCodedLiterals = 32
+
+// entropySlack: literals the store's table codes within 1/entropySlack of
+// their entropy are coded with it without fitting a table of their own.
+const entropySlack = 16
+
+// entropy returns the Shannon bound, in bytes, of n literals counted in
+// hist.
+func entropy(hist *[256]uint32, n int) float64 {
+	var sum float64
+	for _, c := range hist {
+		if c > 0 {
+			sum += float64(c) * math.Log2(float64(c))
+		}
+	}
+	return (float64(n)*math.Log2(float64(n)) - sum) / 8
+}
+
+// code returns a Huffman-coded literals section (header included, in
+// s.out) for lits: treeless with the scratch's table where its estimated
+// size is within 1/entropySlack of the literals' entropy (no table of
+// their own could be much smaller: on real pages the store's table comes
+// within 3.5-6% of it) or at most 1/litSlack over that of a table fitted
+// to lits (its description included), else with that table; ok false
+// where neither is smaller than the raw literals.
+func (s *litScratch) code(lits []byte) (section []byte, ok bool) {
+	if len(lits) < minCodedLiterals {
 		return nil, false
 	}
-	s.dec = dec
-	if cap(s.lits) < sec.regen {
-		s.lits = make([]byte, 0, sec.regen)
+	var hist [256]uint32
+	for _, c := range lits {
+		hist[c]++
 	}
-	var lits []byte
-	if sec.streams == 1 {
-		lits, err = dec.Decoder().Decompress1X(s.lits[:0:sec.regen], data)
-	} else {
-		lits, err = dec.Decoder().Decompress4X(s.lits[:0:sec.regen], data)
+	streams, jump := 4, 6 // four streams and their jump table
+	if len(lits) < 1024 {
+		streams, jump = 1, 0 // as the encoder codes few literals
 	}
-	if err != nil || len(lits) != sec.regen {
-		return nil, false
+	treeSize := s.enc.EstimateSize(&hist)
+	table := treeSize >= 0 && float64(treeSize) <= entropy(&hist, len(lits))*(1+1.0/entropySlack)
+	var desc []byte
+	if !table {
+		// A table fitted to these literals, described in the section.
+		if err := s.own.BuildCTable(&hist); err != nil {
+			return nil, false // one symbol (RLE) or none: leave them raw
+		}
+		var err error
+		if desc, err = s.own.AppendTable(s.desc[:0]); err != nil {
+			return nil, false
+		}
+		s.desc = desc
+		ownSize := s.own.EstimateSize(&hist) + len(desc) + jump
+		table = treeSize >= 0 && treeSize+jump <= ownSize+ownSize/litSlack
+	}
+	enc, typ := s.own, 2
+	if table {
+		enc, typ = s.enc, 3
 	}
 	var coded []byte
-	if sec.streams == 1 {
-		coded, _, err = huff0.Compress1X(lits, s.enc)
+	var err error
+	if streams == 1 {
+		coded, _, err = huff0.Compress1X(lits, enc)
 	} else {
-		coded, _, err = huff0.Compress4X(lits, s.enc)
+		coded, _, err = huff0.Compress4X(lits, enc)
 	}
 	if err != nil {
-		return nil, false
+		return nil, false // incompressible with that table
 	}
-	out, ok := treelessHeader(s.out[:0], sec.streams, sec.regen, len(coded))
+	size := len(coded)
+	if typ == 2 {
+		size += len(desc)
+	}
+	out, ok := literalsHeader(s.out[:0], typ, streams, len(lits), size)
 	if !ok {
 		return nil, false
 	}
+	if typ == 2 {
+		out = append(out, desc...)
+	}
 	out = append(out, coded...)
 	s.out = out
-	old := sec.headerLen + sec.size
-	if len(out) > old+old/litSlack {
+	if len(out) >= len(lits)+3 { // a raw section's header is 1-3 bytes
 		return nil, false
 	}
 	return out, true
@@ -461,40 +520,23 @@ func (s *litScratch) codeLiterals(img []byte, sec literalsSection) (section []by
 
 // literalCounts counts the literals zstd at level leaves in samples, plus
 // one of every byte value, so that a table fitted to them codes any page;
-// n is how many samples had Huffman-coded literals.
+// n is how many samples had literals to count.
 func literalCounts(samples [][]byte, level int) (counts [256]uint32, n int, err error) {
 	for i := range counts {
 		counts[i] = 1
 	}
-	enc, err := zstdEncoder(level)
+	enc, err := rawLitEncoder(level)
 	if err != nil {
 		return counts, 0, err
 	}
-	s := &litScratch{}
 	var img []byte
 	for _, p := range samples {
 		img = enc.EncodeAll(p, img[:0])
-		sec, ok := findLiterals(img)
-		if !ok {
+		b, ok := findBlock(img)
+		if !ok || len(b.lits) < minCodedLiterals {
 			continue
 		}
-		body := img[sec.start+sec.headerLen : sec.start+sec.headerLen+sec.size]
-		dec, data, err := huff0.ReadTable(body, s.dec)
-		if err != nil {
-			continue
-		}
-		s.dec = dec
-		var lits []byte
-		buf := make([]byte, 0, sec.regen)
-		if sec.streams == 1 {
-			lits, err = dec.Decoder().Decompress1X(buf, data)
-		} else {
-			lits, err = dec.Decoder().Decompress4X(buf, data)
-		}
-		if err != nil {
-			continue
-		}
-		for _, c := range lits {
+		for _, c := range b.lits {
 			counts[c]++
 		}
 		n++

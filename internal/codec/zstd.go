@@ -10,35 +10,49 @@ import (
 // 22 levels onto four encoder levels, so codecs whose levels map alike share
 // an encoder and its memory: once used, each of its GOMAXPROCS internal
 // encoders holds about 0.6 MiB at levels 1-2, 1.3 MiB at 3-5, 5 MiB at 6-9
-// and 35 MiB at 10-22.
-var zstdEncoders struct {
+// and 35 MiB at 10-22. rawLitEncoders are the same for the literal
+// rewrite (literals.go): their frames keep their literals raw.
+var zstdEncoders, rawLitEncoders sharedEncoders
+
+// sharedEncoders are encoders by encoder level, made on first use.
+type sharedEncoders struct {
 	sync.Mutex
 	m map[zstd.EncoderLevel]*zstd.Encoder
 }
 
 // zstdEncoder returns the shared encoder for a zstd level, 0 meaning the
 // default level 3.
-func zstdEncoder(level int) (*zstd.Encoder, error) {
+func zstdEncoder(level int) (*zstd.Encoder, error) { return zstdEncoders.get(level, false) }
+
+// rawLitEncoder returns the shared encoder for a zstd level (0: 3) whose
+// frames keep their literals raw, for the literal rewrite to code.
+func rawLitEncoder(level int) (*zstd.Encoder, error) { return rawLitEncoders.get(level, true) }
+
+func (se *sharedEncoders) get(level int, rawLits bool) (*zstd.Encoder, error) {
 	if level == 0 {
 		level = 3
 	}
 	l := zstd.EncoderLevelFromZstd(level)
-	zstdEncoders.Lock()
-	defer zstdEncoders.Unlock()
-	if e := zstdEncoders.m[l]; e != nil {
+	se.Lock()
+	defer se.Unlock()
+	if e := se.m[l]; e != nil {
 		return e, nil
 	}
 	// EncodeAll is safe for concurrent use and runs each call on one of
 	// the encoder's internal encoders. There is one per P, as for the
 	// decoder, so that pages compressed in parallel do not queue for one.
-	e, err := zstd.NewWriter(nil, encoderOptions(l, 0, nil)...)
+	opts := encoderOptions(l, 0, nil)
+	if rawLits {
+		opts = append(opts, zstd.WithNoEntropyCompression(true))
+	}
+	e, err := zstd.NewWriter(nil, opts...)
 	if err != nil {
 		return nil, err
 	}
-	if zstdEncoders.m == nil {
-		zstdEncoders.m = make(map[zstd.EncoderLevel]*zstd.Encoder)
+	if se.m == nil {
+		se.m = make(map[zstd.EncoderLevel]*zstd.Encoder)
 	}
-	zstdEncoders.m[l] = e
+	se.m[l] = e
 	return e, nil
 }
 
