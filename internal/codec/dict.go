@@ -55,10 +55,12 @@ const MaxDictSize = 1 << 20
 // runtime.MemStats on two Ps at level 1, before the rewrite: 2.3 MiB. A
 // table dictionary costs about as much: its decoders, and encoders that
 // leave literals raw beside the plain ones (about 0.6 MiB per P at levels
-// 1-2).
+// 1-2). Encoders shared by the stores of a process are charged to each.
 func DictMemory(level int) int64 {
 	enc := int64(800 << 10)
 	switch l := zstd.EncoderLevelFromZstd(cmp.Or(level, 3)); {
+	case l >= zstd.SpeedBestCompression:
+		enc = 35 << 20 // as the plain encoders (zstd.go)
 	case l >= zstd.SpeedBetterCompression:
 		enc = 8 << 20
 	case l >= zstd.SpeedDefault:
@@ -71,8 +73,8 @@ func DictMemory(level int) int64 {
 // (literals.go), of which there is about one per P: two huff0 scratch
 // spaces (about 20 KiB each: counts, tree nodes, coding tables), the
 // coded literals (a page) and the frame before its rewrite (a page), for
-// pages up to 16 KiB.
-const rewriteMemory = 96 << 10
+// pages up to 64 KiB.
+const rewriteMemory = 192 << 10
 
 // dictWindow is the window of encoders with a dictionary. An encoder keeps
 // a history buffer of its window plus a block (128 KiB) from the first
@@ -99,7 +101,7 @@ type Dict struct {
 	table bool
 
 	mu  sync.Mutex
-	enc map[zstd.EncoderLevel]*zstd.Encoder
+	enc map[encoderKey]*zstd.Encoder
 }
 
 // ID is the dictionary's ID, as named in the frame header of every image
@@ -143,7 +145,7 @@ func RegisterDict(raw []byte) (*Dict, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: dictionary %08x: %v", ErrCorrupt, id, err)
 	}
-	d := &Dict{id: id, raw: raw, dec: dec, enc: make(map[zstd.EncoderLevel]*zstd.Encoder), table: isTableDict(raw)}
+	d := &Dict{id: id, raw: raw, dec: dec, enc: make(map[encoderKey]*zstd.Encoder), table: isTableDict(raw)}
 	if lit, err := newLitTable(raw); err == nil {
 		d.lit = lit
 	}
@@ -179,30 +181,36 @@ func lookupDict(id uint32) *Dict {
 // literal table and no history.
 func (d *Dict) Table() bool { return d.table }
 
-// encoder returns d's shared encoder for a zstd level (0: level 3): for a
-// table dictionary, the plain encoder (leaving the literals raw for the
-// rewrite, if d has a literal table).
-func (d *Dict) encoder(level int) (*zstd.Encoder, error) {
+// encoderKey names one of a Dict's encoders.
+type encoderKey struct {
+	level   zstd.EncoderLevel
+	rawLits bool
+}
+
+// encoder returns d's shared encoder for a zstd level (0: level 3), one
+// that leaves literals raw for the rewrite if rawLits; for a table
+// dictionary, the plain encoders.
+func (d *Dict) encoder(level int, rawLits bool) (*zstd.Encoder, error) {
 	if level == 0 {
 		level = 3
 	}
-	if d.table && d.lit != nil {
+	if d.table && rawLits {
 		return rawLitEncoder(level)
 	}
 	if d.table {
 		return zstdEncoder(level)
 	}
-	l := zstd.EncoderLevelFromZstd(level)
+	k := encoderKey{zstd.EncoderLevelFromZstd(level), rawLits}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if e := d.enc[l]; e != nil {
+	if e := d.enc[k]; e != nil {
 		return e, nil
 	}
-	e, err := zstd.NewWriter(nil, dictEncoderOptions(l, 0, d.raw, d.lit != nil)...)
+	e, err := zstd.NewWriter(nil, dictEncoderOptions(k.level, 0, d.raw, rawLits)...)
 	if err != nil {
 		return nil, fmt.Errorf("codec: encoder for dictionary %08x: %w", d.id, err)
 	}
-	d.enc[l] = e
+	d.enc[k] = e
 	return e, nil
 }
 
@@ -211,7 +219,7 @@ func (d *Dict) encoder(level int) (*zstd.Encoder, error) {
 func dictEncoderOptions(l zstd.EncoderLevel, concurrency int, raw []byte, rawLits bool) []zstd.EOption {
 	opts := encoderOptions(l, concurrency, raw)
 	if rawLits {
-		opts = append(opts, zstd.WithNoEntropyCompression(true))
+		opts = withRawLiterals(opts)
 	}
 	return opts
 }
@@ -224,7 +232,7 @@ func WithDict(c Codec, d *Dict) (Codec, error) {
 	if d == nil || (c.ID() != Zstd && c.ID() != ZstdDict) {
 		return c, nil
 	}
-	enc, err := d.encoder(c.Level())
+	enc, err := d.encoder(c.Level(), d.lit != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -236,9 +244,15 @@ func WithDict(c Codec, d *Dict) (Codec, error) {
 type dictCodec struct {
 	level int
 	dict  *Dict
-	enc   *zstd.Encoder
+	enc   *zstd.Encoder // leaves literals raw if the dictionary has a table
 	name  string
 }
+
+// maxRewritePage is the largest page the literal rewrite codes: the
+// encoder's block at its fastest levels (the rewrite codes a frame of one
+// block). A larger page is compressed with the encoder's own literal
+// coding.
+const maxRewritePage = 64 << 10
 
 func (c *dictCodec) ID() ID         { return ZstdDict }
 func (c *dictCodec) Level() int     { return c.level }
@@ -251,6 +265,13 @@ func (c *dictCodec) Compress(dst, src []byte) ([]byte, error) {
 	var id uint32
 	if c.dict.table {
 		id = c.dict.id
+	}
+	if c.dict.lit != nil && len(src) > maxRewritePage {
+		enc, err := c.dict.encoder(c.level, false)
+		if err != nil {
+			return nil, err
+		}
+		return compressDict(enc, nil, id, dst, src), nil
 	}
 	return compressDict(c.enc, c.dict.lit, id, dst, src), nil
 }
@@ -366,28 +387,22 @@ func DictGain(raw []byte, level int, pages [][]byte) (DictTrial, error) {
 	if err != nil {
 		lit = nil // compressed without the rewrite, as its codec would
 	}
-	var enc *zstd.Encoder
+	// A private encoder, closed on return: a shared one would stay
+	// allocated (one per P) for a dictionary that may be rejected.
 	var id uint32
-	switch {
-	case isTableDict(raw) && lit != nil:
+	var dictRaw []byte
+	if isTableDict(raw) {
 		if id, err = DictID(raw); err != nil {
 			return t, err
 		}
-		if enc, err = rawLitEncoder(level); err != nil {
-			return t, err
-		}
-	case isTableDict(raw):
-		if id, err = DictID(raw); err != nil {
-			return t, err
-		}
-		enc = base
-	default:
-		enc, err = zstd.NewWriter(nil, dictEncoderOptions(zstd.EncoderLevelFromZstd(cmp.Or(level, 3)), 1, raw, lit != nil)...)
-		if err != nil {
-			return t, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
-		}
-		defer enc.Close()
+	} else {
+		dictRaw = raw
 	}
+	enc, err := zstd.NewWriter(nil, dictEncoderOptions(zstd.EncoderLevelFromZstd(cmp.Or(level, 3)), 1, dictRaw, lit != nil)...)
+	if err != nil {
+		return t, fmt.Errorf("%w: dictionary: %v", ErrCorrupt, err)
+	}
+	defer enc.Close()
 	// Two private decoders set up as the shared ones are, so that neither
 	// side waits for a decoder another goroutine holds.
 	plainDec, err := zstd.NewReader(nil, decoderOptions(1, nil)...)
@@ -571,8 +586,13 @@ func TrainTableDict(samples [][]byte, id uint32, seed uint64) ([]byte, error) {
 // Huffman-coded literals to fit one to (random or empty pages) or the
 // table cannot be described.
 func fitLiteralTable(d []byte, samples [][]byte) ([]byte, bool) {
-	counts, n, err := literalCounts(samples, 1)
-	if err != nil || n == 0 {
+	enc, err := zstd.NewWriter(nil, dictEncoderOptions(zstd.SpeedFastest, 1, nil, true)...)
+	if err != nil {
+		return d, false
+	}
+	defer enc.Close()
+	counts, n := literalCounts(samples, enc)
+	if n == 0 {
 		return d, false
 	}
 	out, err := withLiteralTable(d, &counts)

@@ -100,11 +100,11 @@ func TestDictMissingAndMisuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unreg := &Dict{raw: raw, enc: make(map[zstd.EncoderLevel]*zstd.Encoder)}
+	unreg := &Dict{raw: raw, enc: make(map[encoderKey]*zstd.Encoder)}
 	if unreg.id, err = DictID(raw); err != nil {
 		t.Fatal(err)
 	}
-	enc, err := unreg.encoder(1)
+	enc, err := unreg.encoder(1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,10 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -177,6 +179,14 @@ func TestRewriteLeavesOtherFrames(t *testing.T) {
 	for i := range skewed {
 		skewed[i] = '0' + byte(rng.IntN(4))
 	}
+	// The encoder leaves them raw; the rewrite fits them a table.
+	renc, err := rawLitEncoder(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ := literalsType(t, renc.EncodeAll(skewed, nil)); typ != 0 {
+		t.Fatalf("skewed digits: the encoder left literals of type %d, want 0 (raw)", typ)
+	}
 	img, err := c.Compress(nil, skewed)
 	if err != nil {
 		t.Fatal(err)
@@ -313,11 +323,11 @@ func TestRewriteKeepsBlockUnderPage(t *testing.T) {
 	}
 }
 
-// Pages that leave zstd no Huffman-coded literals (random bytes: raw
-// literals; zeros: none) train no table dictionary, and random pages
-// still train a dictionary (with the library's own literal table, which
-// is not rewritten with). Zero pages train none: the library refuses
-// samples without literals, as before the literal table.
+// Pages without literals worth coding (random bytes: too evenly spread;
+// zeros: none) train no table dictionary, and random pages still train a
+// dictionary (with the library's own literal table, which is not
+// rewritten with). Zero pages train none: the library refuses samples
+// without literals, as before the literal table.
 func TestTrainingWithoutLiterals(t *testing.T) {
 	random := pagesOf(randomPage, 4<<10, 0, 16)
 	raw, err := TrainDict(random, 0, 0, 83)
@@ -367,6 +377,92 @@ func TestTableDictConcurrent(t *testing.T) {
 	for range 4 {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// rawBlockFrame returns a frame of one raw block holding content, as the
+// encoder makes of a page it cannot compress.
+func rawBlockFrame(content []byte) []byte {
+	img := binary.LittleEndian.AppendUint32(nil, zstdFrameMagic)
+	img = append(img, 0x20|2<<6) // single segment, 4-byte content size
+	img = binary.LittleEndian.AppendUint32(img, uint32(len(content)))
+	bh := uint32(1) | uint32(len(content))<<3 // last, raw
+	img = append(img, byte(bh), byte(bh>>8), byte(bh>>16))
+	return append(img, content...)
+}
+
+// A raw block becomes a compressed block without sequences: its literals
+// Huffman-coded (with the store's table or one of their own), or as one
+// RLE byte where they are all one value; both decode back through the
+// dictionary.
+func TestRewriteCodesRawBlocks(t *testing.T) {
+	raw, err := TrainTableDict(pagesOf(digitsPage, 4<<10, 0, 32), 0, 101)
+	d := mustRegister(t, raw, err)
+	digits := digitsPage(4<<10, 99)
+	for name, c := range map[string]struct {
+		content []byte
+		types   string
+	}{"digits": {digits, "23"}, "one value": {bytes.Repeat([]byte{'7'}, 3000), "1"}} {
+		img := d.lit.rewrite(nil, rawBlockFrame(c.content), d.ID(), len(c.content))
+		if typ := literalsType(t, img); typ < 0 || !strings.Contains(c.types, fmt.Sprint(typ)) {
+			t.Errorf("%s: literals of type %d, want one of %s", name, typ, c.types)
+		}
+		if len(img) >= len(c.content) {
+			t.Errorf("%s: %d bytes for %d", name, len(img), len(c.content))
+		}
+		out := make([]byte, len(c.content))
+		if err := Decompress(ZstdDict, out, img); err != nil || !bytes.Equal(out, c.content) {
+			t.Fatalf("%s: decoded wrong (err %v)", name, err)
+		}
+	}
+}
+
+// digitsPage returns a page of random digits to the end: no zero tail,
+// few matches.
+func digitsPage(size int, seed uint64) []byte {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	p := make([]byte, size)
+	for i := range p {
+		p[i] = '0' + byte(rng.IntN(10))
+	}
+	return p
+}
+
+// Pages of digits with no zero tail to match (their literals coded by the
+// rewrite: the encoder leaves them raw), and pages larger than the
+// encoder's block (which the rewrite leaves to the encoder's own coding),
+// compress with the table dictionary about as small as without it and
+// decode back.
+func TestTableDictNoMatchesAndLargePages(t *testing.T) {
+	raw, err := TrainTableDict(pagesOf(sysbenchPage, 4<<10, 0, 32), 0, 103)
+	d := mustRegister(t, raw, err)
+	plain := mustParse(t, "zstd-1")
+	c, err := WithDict(plain, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := digitsPage(4<<10, 7)
+	big := bytes.Repeat(sysbenchPage(64<<10, 5), 2)
+	copy(big[64<<10:], sysbenchPage(64<<10, 6))
+	for name, p := range map[string][]byte{"no matches": full, "128 KiB": big} {
+		img, err := c.Compress(nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pi, err := plain.Compress(nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(img) > len(pi)+len(pi)/32+8 {
+			t.Errorf("%s: %d bytes with the table dictionary, %d without", name, len(img), len(pi))
+		}
+		if typ := literalsType(t, img); name == "no matches" && typ != 2 && typ != 3 {
+			t.Errorf("%s: literals of type %d, want them coded", name, typ)
+		}
+		out := make([]byte, len(p))
+		if err := Decompress(ZstdDict, out, img); err != nil || !bytes.Equal(out, p) {
+			t.Fatalf("%s: decoded wrong (err %v)", name, err)
 		}
 	}
 }

@@ -434,10 +434,6 @@ func (t *litTable) rewrite(dst, img []byte, dictID uint32, srcLen int) []byte {
 // encoder's own threshold).
 const minCodedLiterals = 32
 
-// entropySlack: literals the store's table codes within 1/entropySlack of
-// their entropy are coded with it without fitting a table of their own.
-const entropySlack = 16
-
 // entropy returns the Shannon bound, in bytes, of n literals counted in
 // hist.
 func entropy(hist *[256]uint32, n int) float64 {
@@ -450,13 +446,13 @@ func entropy(hist *[256]uint32, n int) float64 {
 	return (float64(n)*math.Log2(float64(n)) - sum) / 8
 }
 
-// code returns a Huffman-coded literals section (header included, in
-// s.out) for lits: treeless with the scratch's table where its estimated
-// size is within 1/entropySlack of the literals' entropy (no table of
-// their own could be much smaller: on real pages the store's table comes
-// within 3.5-6% of it) or at most 1/litSlack over that of a table fitted
-// to lits (its description included), else with that table; ok false
-// where neither is smaller than the raw literals.
+// code returns a coded literals section (header included, in s.out) for
+// lits: RLE if they are one byte value; else treeless with the scratch's
+// table where its estimated size is within 1/litSlack of the literals'
+// entropy plus a description's estimated size (no table of their own
+// could be smaller), or within 1/litSlack of a table fitted to lits (its
+// description included); else with that fitted table; ok false where
+// nothing codes them smaller than raw.
 func (s *litScratch) code(lits []byte) (section []byte, ok bool) {
 	if len(lits) < minCodedLiterals {
 		return nil, false
@@ -465,30 +461,67 @@ func (s *litScratch) code(lits []byte) (section []byte, ok bool) {
 	for _, c := range lits {
 		hist[c]++
 	}
+	symbols := 0
+	for _, c := range hist {
+		if c != 0 {
+			symbols++
+		}
+	}
+	if symbols == 1 {
+		s.out = append(literalsSizeHeader(s.out[:0], 1, len(lits)), lits[0])
+		return s.out, true
+	}
 	streams, jump := 4, 6 // four streams and their jump table
 	if len(lits) < 1024 {
 		streams, jump = 1, 0 // as the encoder codes few literals
 	}
+	rawLen := len(literalsSizeHeader(s.out[:0], 0, len(lits))) + len(lits)
 	treeSize := s.enc.EstimateSize(&hist)
-	table := treeSize >= 0 && float64(treeSize) <= entropy(&hist, len(lits))*(1+1.0/entropySlack)
-	var desc []byte
-	if !table {
-		// A table fitted to these literals, described in the section.
-		if err := s.own.BuildCTable(&hist); err != nil {
-			return nil, false // one symbol (RLE) or none: leave them raw
+	// A fitted table's description takes about half a byte a symbol.
+	treeless := treeSize >= 0 && float64(treeSize) <= (entropy(&hist, len(lits))+float64(symbols/2))*(1+1.0/litSlack)
+	ownReady := false
+	if !treeless {
+		ownReady = s.fitOwn(&hist)
+		if ownReady {
+			ownSize := s.own.EstimateSize(&hist) + len(s.desc) + jump
+			treeless = treeSize >= 0 && treeSize+jump <= ownSize+ownSize/litSlack
+		} else {
+			treeless = treeSize >= 0
 		}
-		var err error
-		if desc, err = s.own.AppendTable(s.desc[:0]); err != nil {
-			return nil, false
+	}
+	if treeless {
+		if out, ok := s.codeWith(s.enc, 3, streams, lits, nil); ok && len(out) < rawLen {
+			return out, true
 		}
-		s.desc = desc
-		ownSize := s.own.EstimateSize(&hist) + len(desc) + jump
-		table = treeSize >= 0 && treeSize+jump <= ownSize+ownSize/litSlack
+		ownReady = ownReady || s.fitOwn(&hist)
 	}
-	enc, typ := s.own, 2
-	if table {
-		enc, typ = s.enc, 3
+	if !ownReady {
+		return nil, false
 	}
+	if out, ok := s.codeWith(s.own, 2, streams, lits, s.desc); ok && len(out) < rawLen {
+		return out, true
+	}
+	return nil, false
+}
+
+// fitOwn builds in s.own a table fitted to hist and its description in
+// s.desc; false if huff0 cannot (one symbol, or a description it cannot
+// write).
+func (s *litScratch) fitOwn(hist *[256]uint32) bool {
+	if err := s.own.BuildCTable(hist); err != nil {
+		return false
+	}
+	desc, err := s.own.AppendTable(s.desc[:0])
+	if err != nil {
+		return false
+	}
+	s.desc = desc
+	return true
+}
+
+// codeWith codes lits with enc's table into a section of type typ (2:
+// desc, the table's description, leads the streams; 3: treeless) in s.out.
+func (s *litScratch) codeWith(enc *huff0.Scratch, typ, streams int, lits, desc []byte) ([]byte, bool) {
 	var coded []byte
 	var err error
 	if streams == 1 {
@@ -499,35 +532,38 @@ func (s *litScratch) code(lits []byte) (section []byte, ok bool) {
 	if err != nil {
 		return nil, false // incompressible with that table
 	}
-	size := len(coded)
-	if typ == 2 {
-		size += len(desc)
-	}
-	out, ok := literalsHeader(s.out[:0], typ, streams, len(lits), size)
+	out, ok := literalsHeader(s.out[:0], typ, streams, len(lits), len(desc)+len(coded))
 	if !ok {
 		return nil, false
 	}
-	if typ == 2 {
-		out = append(out, desc...)
-	}
+	out = append(out, desc...)
 	out = append(out, coded...)
 	s.out = out
-	if len(out) >= len(lits)+3 { // a raw section's header is 1-3 bytes
-		return nil, false
-	}
 	return out, true
 }
 
-// literalCounts counts the literals zstd at level leaves in samples, plus
-// one of every byte value, so that a table fitted to them codes any page;
-// n is how many samples had literals to count.
-func literalCounts(samples [][]byte, level int) (counts [256]uint32, n int, err error) {
+// literalsSizeHeader appends the header of a raw (typ 0) or RLE (typ 1)
+// literals section of n literals (RFC 8878 3.1.1.3.1.1).
+func literalsSizeHeader(dst []byte, typ, n int) []byte {
+	switch {
+	case n < 32:
+		return append(dst, byte(typ)|byte(n)<<3)
+	case n < 4096:
+		return append(dst, byte(typ)|1<<2|byte(n)<<4, byte(n>>4))
+	default:
+		return append(dst, byte(typ)|3<<2|byte(n)<<4, byte(n>>4), byte(n>>12))
+	}
+}
+
+// literalCounts counts the literals enc (an encoder that leaves them raw)
+// leaves in samples, plus one of every byte value, so that a table fitted
+// to them codes any page; n is how many samples had literals counted.
+// Literals too evenly spread to code (random bytes: within 1/8 of 8 bits a
+// byte) are not counted: no table codes them, and they would flatten the
+// table for those it does.
+func literalCounts(samples [][]byte, enc *zstd.Encoder) (counts [256]uint32, n int) {
 	for i := range counts {
 		counts[i] = 1
-	}
-	enc, err := rawLitEncoder(level)
-	if err != nil {
-		return counts, 0, err
 	}
 	var img []byte
 	for _, p := range samples {
@@ -536,12 +572,19 @@ func literalCounts(samples [][]byte, level int) (counts [256]uint32, n int, err 
 		if !ok || len(b.lits) < minCodedLiterals {
 			continue
 		}
+		var hist [256]uint32
 		for _, c := range b.lits {
-			counts[c]++
+			hist[c]++
+		}
+		if entropy(&hist, len(b.lits)) >= float64(len(b.lits))*7/8 {
+			continue
+		}
+		for c, k := range hist {
+			counts[c] += k
 		}
 		n++
 	}
-	return counts, n, nil
+	return counts, n
 }
 
 // withLiteralTable returns raw, a dictionary in Zstandard's format, with

@@ -43,7 +43,7 @@ func (se *sharedEncoders) get(level int, rawLits bool) (*zstd.Encoder, error) {
 	// decoder, so that pages compressed in parallel do not queue for one.
 	opts := encoderOptions(l, 0, nil)
 	if rawLits {
-		opts = append(opts, zstd.WithNoEntropyCompression(true))
+		opts = withRawLiterals(opts)
 	}
 	e, err := zstd.NewWriter(nil, opts...)
 	if err != nil {
@@ -96,6 +96,14 @@ func encoderOptions(l zstd.EncoderLevel, concurrency int, dict []byte) []zstd.EO
 var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 	return zstd.NewReader(nil, decoderOptions(0, nil)...)
 })
+
+// withRawLiterals adds to encoder options what makes the encoder leave
+// every block's literals raw, for the literal rewrite (literals.go) to
+// code: blocks with matches (NoEntropyCompression) and without
+// (AllLitEntropyCompression off, which encoderOptions turns on).
+func withRawLiterals(opts []zstd.EOption) []zstd.EOption {
+	return append(opts, zstd.WithNoEntropyCompression(true), zstd.WithAllLitEntropyCompression(false))
+}
 
 // decoderOptions are the options of every page decoder, with concurrency
 // internal decoders (0: one per P, so concurrent reads do not queue) and,
