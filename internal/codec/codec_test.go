@@ -651,6 +651,30 @@ func FuzzDecompress(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(byte(ZstdDict), dimg)
+	// A table dictionary's image: treeless literals coded with its table,
+	// so that mutations reach the decoder's treeless path.
+	traw, err := TrainTableDict(pagesOf(sysbenchPage, 4<<10, 0, 8), 0, 107)
+	if err != nil {
+		f.Fatal(err)
+	}
+	td, err := RegisterDict(traw)
+	if err != nil {
+		f.Fatal(err)
+	}
+	tc, err := WithDict(mustParse(f, "zstd-1"), td)
+	if err != nil {
+		f.Fatal(err)
+	}
+	small = make([]byte, 16<<10)
+	copy(small, sysbenchPage(1<<10, 5))
+	timg, err := tc.Compress(nil, small)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if literalsType(f, timg) != 3 {
+		f.Fatal("the table dictionary's seed image has no treeless literals")
+	}
+	f.Add(byte(ZstdDict), timg)
 	f.Add(byte(Zstd), []byte{0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x50, 0x01, 0x00, 0x00})
 	f.Add(byte(Snappy), []byte{0x80, 0x80, 0x01, 0x00})
 	f.Add(byte(7), []byte{})

@@ -27,11 +27,16 @@ import (
 //
 // The zstd encoder this package uses never writes treeless literals with a
 // dictionary (it cannot code with a table it only read). So a dictionary
-// codec rewrites the literals section of each frame it makes: it decodes
-// the literals, codes them again with the dictionary's table and writes
-// the section as treeless, if that comes out no more than 1/32 larger.
-// The sequences are kept byte for byte. The result is a standard frame;
-// any zstd decoder given the dictionary decodes it.
+// codec with a literal table compresses with encoders that leave every
+// block's literals raw and codes them itself, once (rewrite): treeless
+// with the dictionary's table where that comes within 1/32 of the best a
+// table of their own could do (their entropy plus a description, or such
+// a table built and measured), else with a table fitted to them, else raw
+// (RLE if they are one value). The sequences are kept byte for byte; a raw
+// block becomes a compressed block without sequences. The result is a
+// standard frame; any zstd decoder given the dictionary decodes it. The
+// rewrite codes frames of one block (pages up to maxRewritePage); larger
+// pages keep the encoder's own literal coding.
 //
 // Dictionaries trained here (TrainDict, TrainTableDict) carry a literal
 // table in which every byte value has a code, fitted to the literals of
@@ -40,12 +45,13 @@ import (
 // bytes) and the default repeat offsets 1, 4, 8: a frame made without any
 // dictionary decodes the same under it, so its codec compresses with the
 // plain encoder (no dictionary match tables to copy per page), names the
-// dictionary in the frame header and rewrites the literals.
+// dictionary in the frame header and codes the literals.
 //
 // Every table is verified when a dictionary is registered: the encoding
-// table is rebuilt from the dictionary's own description and must code
-// every byte value so that the dictionary's decoding table reads it back;
-// a dictionary whose table fails is used without the rewrite.
+// table is rebuilt from the dictionary's own description, every symbol's
+// code length must be the described one, and a probe of every symbol must
+// decode through the description; a dictionary whose table fails is used
+// without the rewrite.
 //
 // Locks: a litTable is immutable once built; its scratch space comes from
 // a sync.Pool, one per rewrite in progress.
@@ -61,9 +67,10 @@ const tableDictContent = 8
 // starts with (RFC 8878 3.1.2.5).
 var defaultRepeatOffsets = [3]int{1, 4, 8}
 
-// litSlack is the share of a literals section by which its treeless form
-// may be larger and still be written: a page decoded without building a
-// table costs about a third less time to decode.
+// litSlack is the share by which a treeless literals section may be
+// larger than the best a table of its own could do and still be written:
+// a page decoded without building a table costs about a third less time
+// to decode.
 const litSlack = 32
 
 // litTable is a dictionary's literal table, ready to code with.
