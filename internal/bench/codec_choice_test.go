@@ -152,15 +152,7 @@ func BenchmarkZstdDictOnLeaves(b *testing.B) {
 		rows int
 	}{{"sysbench", 40000}, {"events", 8000}} {
 		for _, ps := range []int{4 << 10, 16 << 10} {
-			pages := leafPages(b, ds.name, ds.rows, ps)
-			var train, test [][]byte
-			for i, p := range pages {
-				if i%2 == 0 {
-					train = append(train, p)
-				} else {
-					test = append(test, p)
-				}
-			}
+			train, test := splitPages(leafPages(b, ds.name, ds.rows, ps))
 			for _, hist := range []int{0, 16 << 10, 64 << 10} {
 				enc, dec := dictCodec(b, train, hist)
 				imgs := make([][]byte, len(test))
@@ -189,6 +181,19 @@ func BenchmarkZstdDictOnLeaves(b *testing.B) {
 			}
 		}
 	}
+}
+
+// splitPages splits pages into those a dictionary is trained on (even
+// positions) and those it is measured on (odd).
+func splitPages(pages [][]byte) (train, test [][]byte) {
+	for i, p := range pages {
+		if i%2 == 0 {
+			train = append(train, p)
+		} else {
+			test = append(test, p)
+		}
+	}
+	return train, test
 }
 
 // dictCodec returns a zstd-1 encoder and a decoder, with a dictionary of
@@ -235,15 +240,7 @@ func BenchmarkLiteralTableOnLeaves(b *testing.B) {
 		rows int
 		seed uint64
 	}{{"sysbench", 40000, 11}, {"events", 8000, 13}} {
-		pages := leafPages(b, ds.name, ds.rows, 4<<10)
-		var train, test [][]byte
-		for i, p := range pages {
-			if i%2 == 0 {
-				train = append(train, p)
-			} else {
-				test = append(test, p)
-			}
-		}
+		train, test := splitPages(leafPages(b, ds.name, ds.rows, 4<<10))
 		plain, err := codec.New(codec.Zstd, 1)
 		if err != nil {
 			b.Fatal(err)

@@ -36,14 +36,7 @@ func eventsPage(size int, seed uint64) []byte {
 func mustDict(tb testing.TB, samples [][]byte, seed uint64) *Dict {
 	tb.Helper()
 	raw, err := TrainDict(samples, 0, 0, seed)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	d, err := RegisterDict(raw)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return d
+	return mustRegister(tb, raw, err)
 }
 
 // A dictionary trained on pages of JSON documents makes other such pages

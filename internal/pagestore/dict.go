@@ -486,8 +486,8 @@ func rejectDict(t codec.DictTrial, minGain float64) string {
 // Limits for keeping a table dictionary (rejectTableDict).
 const (
 	// tableDictMaxDecode is the largest share of the plain decoding time
-	// a table dictionary's pages may take: sysbench rows decode in 0.68×,
-	// JSON events in 0.78× (docs/BENCHMARKS.md, "A store-wide literal
+	// a table dictionary's pages may take: sysbench rows decode in 0.65×,
+	// JSON events in 0.75× (docs/BENCHMARKS.md, "A store-wide literal
 	// table").
 	tableDictMaxDecode = 0.9
 	// tableDictMinSize is the least SizeRatio a table dictionary may

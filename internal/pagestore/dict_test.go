@@ -3,6 +3,7 @@ package pagestore
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -68,6 +69,20 @@ func writePages(t *testing.T, s *Store, from, to int, mk func(id, ver int) []byt
 		stored += n
 	}
 	return ids, stored
+}
+
+// checkPagesReadBack reads pages [0, n) and checks each is mk(id, 1).
+func checkPagesReadBack(t *testing.T, s *Store, n int, mk func(id, ver int) []byte, what string) {
+	t.Helper()
+	got := make([]byte, testPageSize)
+	for i := range n {
+		if err := s.ReadPage(PageID(i), got); err != nil {
+			t.Fatalf("%s: page %d: %v", what, i, err)
+		}
+		if !bytes.Equal(got, mk(i, 1)) {
+			t.Fatalf("%s: page %d read back wrong", what, i)
+		}
+	}
 }
 
 func dictFiles(t *testing.T, fs vfs.FS) []string {
@@ -136,15 +151,7 @@ func TestDictionaryAdoptedForJSONPages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := make([]byte, testPageSize)
-		for i := range 128 {
-			if err := s.ReadPage(PageID(i), got); err != nil {
-				t.Fatalf("disabled=%v: page %d: %v", disable, i, err)
-			}
-			if !bytes.Equal(got, jsonPage(i, 1)) {
-				t.Fatalf("disabled=%v: page %d read back wrong", disable, i)
-			}
-		}
+		checkPagesReadBack(t, s, 128, jsonPage, fmt.Sprintf("disabled=%v", disable))
 		c, _, err := s.WritePage(PageID(128+map[bool]int{false: 0, true: 1}[disable]), jsonPage(0, 2))
 		if err != nil {
 			t.Fatal(err)

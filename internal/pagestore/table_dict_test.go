@@ -1,7 +1,7 @@
 package pagestore
 
 import (
-	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -46,15 +46,7 @@ func TestTableDictionaryAdoptedForRandomDigits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := make([]byte, testPageSize)
-		for i := range 128 {
-			if err := s.ReadPage(PageID(i), got); err != nil {
-				t.Fatalf("disabled=%v: page %d: %v", disable, i, err)
-			}
-			if !bytes.Equal(got, digitsPage(i, 1)) {
-				t.Fatalf("disabled=%v: page %d read back wrong", disable, i)
-			}
-		}
+		checkPagesReadBack(t, s, 128, digitsPage, fmt.Sprintf("disabled=%v", disable))
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
