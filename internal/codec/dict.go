@@ -52,10 +52,9 @@ const MaxDictSize = 1 << 20
 // tables and their copies indexed from the dictionary: about 0.8 MiB at
 // levels 1-2, 2.8 MiB at 3-5, more above), plus the dictionary's tables,
 // plus the literal rewrite's scratch (rewriteMemory). Measured with
-// runtime.MemStats on two Ps at level 1, before the rewrite: 2.3 MiB. A
-// table dictionary costs about as much: its decoders, and encoders that
-// leave literals raw beside the plain ones (about 0.6 MiB per P at levels
-// 1-2). Encoders shared by the stores of a process are charged to each.
+// runtime.MemStats on two Ps at level 1, before the rewrite: 2.3 MiB.
+// Encoders shared by the stores of a process are charged to each. A
+// table dictionary costs less (Dict.Memory).
 func DictMemory(level int) int64 {
 	enc := int64(800 << 10)
 	switch l := zstd.EncoderLevelFromZstd(cmp.Or(level, 3)); {
@@ -180,6 +179,23 @@ func lookupDict(id uint32) *Dict {
 // Table reports whether d is a table dictionary (TrainTableDict): a
 // literal table and no history.
 func (d *Dict) Table() bool { return d.table }
+
+// Memory estimates the heap d costs once pages are compressed with it at
+// a zstd level (0: 3), beside the plain codecs' own: DictMemory for a
+// dictionary with a history; for a table dictionary, its decoders (one
+// per P) and the rewrite's scratch. A table dictionary's encoders are the
+// plain ones leaving literals raw, which take the plain encoders' place:
+// a store with one compresses every zstd page through them. (In the
+// process that adopted it, the plain encoders it used before stay
+// allocated; the database charges a dictionary from the next Open on. A
+// process with another store compressing without a dictionary holds both
+// sets.)
+func (d *Dict) Memory(level int) int64 {
+	if d.table {
+		return int64(runtime.GOMAXPROCS(0))*(300<<10+rewriteMemory) + 128<<10
+	}
+	return DictMemory(level)
+}
 
 // encoderKey names one of a Dict's encoders.
 type encoderKey struct {

@@ -379,6 +379,9 @@ func TestTableDictConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if d.Memory(1) >= DictMemory(1) {
+		t.Errorf("a table dictionary is charged %d bytes, a history dictionary %d", d.Memory(1), DictMemory(1))
+	}
 }
 
 // rawBlockFrame returns a frame of one raw block holding content, as the

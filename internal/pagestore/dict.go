@@ -293,12 +293,13 @@ func (s *Store) WithDictionary(c codec.Codec) codec.Codec {
 }
 
 // DictionaryMemory is the heap the store's dictionary costs when the
-// buffer pool compresses with c (codec.DictMemory), 0 without one.
+// buffer pool compresses with c (codec.Dict.Memory), 0 without one.
 func (s *Store) DictionaryMemory(c codec.Codec) int64 {
-	if s.dict.cur.Load() == nil {
+	cur := s.dict.cur.Load()
+	if cur == nil {
 		return 0
 	}
-	return codec.DictMemory(c.Level())
+	return cur.dict.Memory(c.Level())
 }
 
 // Dictionary returns the ID of the dictionary new pages are compressed
