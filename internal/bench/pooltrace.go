@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,30 @@ import (
 // how the controller converges after an open or a change of load, which
 // the run's end-of-phase figures cannot show.
 const PoolTraceEnv = "STRATA_BENCH_POOLTRACE"
+
+// PoolLogEnv names the environment variable that makes a Strata child
+// write its database's log at Debug level (the controller's decisions and
+// trials among it: Options.Logger) to the file it names, as JSON lines,
+// with ".<pid>.<n>" appended as for PoolTraceEnv. Beside the trace's
+// samples it says why R moved.
+const PoolLogEnv = "STRATA_BENCH_POOLLOG"
+
+// openPoolLog returns the logger PoolLogEnv asks for (nil if none) and
+// the function that closes its file once the database is closed.
+func openPoolLog() (*slog.Logger, func(), error) {
+	path := os.Getenv(PoolLogEnv)
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d.%d", path, os.Getpid(), poolLogOpens.Add(1)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: pool log: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
+}
+
+// poolLogOpens numbers the logs this process opened.
+var poolLogOpens atomic.Int64
 
 const poolTraceEvery = 250 * time.Millisecond
 

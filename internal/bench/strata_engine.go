@@ -41,8 +41,10 @@ type strataEngine struct {
 	limitDone chan struct{}
 	closeOnce sync.Once
 	closeErr  error
-	// stopTrace stops the pool trace PoolTraceEnv asks for.
+	// stopTrace stops the pool trace PoolTraceEnv asks for; closeLog
+	// closes the log PoolLogEnv asks for, after the database.
 	stopTrace func()
+	closeLog  func()
 }
 
 func openStrata(cfg Config) (Engine, string, error) {
@@ -77,15 +79,23 @@ func openStrata(cfg Config) (Engine, string, error) {
 		}
 		notes = append(notes, n...)
 	}
+	logger, closeLog, err := openPoolLog()
+	if err != nil {
+		return nil, "", err
+	}
+	opts.Logger = logger
 	db, err := strata.Open(cfg.Dir, opts)
 	if err != nil {
+		closeLog()
 		return nil, "", fmt.Errorf("bench: strata: %w", err)
 	}
 	stopTrace, err := startPoolTrace(db)
 	if err != nil {
-		return nil, "", errors.Join(err, db.Close())
+		err = errors.Join(err, db.Close())
+		closeLog()
+		return nil, "", err
 	}
-	e := &strataEngine{db: db, stopLimit: make(chan struct{}), limitDone: make(chan struct{}), stopTrace: stopTrace}
+	e := &strataEngine{db: db, stopLimit: make(chan struct{}), limitDone: make(chan struct{}), stopTrace: stopTrace, closeLog: closeLog}
 	if lim := debug.SetMemoryLimit(-1); lim < math.MaxInt64 {
 		// Two parts of the cache live on the Go heap, not in the pool's
 		// off-heap arenas: the dictionary's codec state (charged at Open)
@@ -282,6 +292,7 @@ func (e *strataEngine) Close() error {
 			debug.SetMemoryLimit(e.limitBase)
 		}
 		e.closeErr = e.db.Close()
+		e.closeLog()
 	})
 	return e.closeErr
 }
