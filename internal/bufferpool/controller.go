@@ -598,6 +598,10 @@ func (p *Pool) adjust() {
 			"gain_u", finite(c.lastGainU), "loss_u", finite(c.lastLossU), "gain_c", finite(c.lastGainC), "loss_c", finite(c.lastLossC),
 			"thin", c.thin, "wanted_up", c.wantedUp, "step", c.step, "up_stalled", c.upStalled, "compressing", p.compressing.Load(),
 			"hits_u", decided.hitsU, "hits_c", decided.hitsC, "misses", decided.misses,
+			"u_on_c", decided.uOnC, "u_on_miss", decided.uOnMiss, "c_on_miss", decided.cOnMiss, "c_on_comp", decided.cOnComp,
+			"demotions", decided.demotions, "compressions", decided.compressions,
+			"frame_evictions", decided.frameEvictions, "image_evictions", decided.imageEvictions,
+			"t_hit_c", c.tHitC.v, "t_miss", c.tMiss.v, "t_comp", c.tComp.v, "t_disk", c.tDisk.v,
 			"stuck_copy", c.trial.stuck[armCopy], "stuck_frames", c.trial.stuck[armFrames], "trial", c.trial.active)
 	}
 }
