@@ -194,6 +194,12 @@ type opStats struct {
 }
 
 // countWrites counts a committed batch's writes.
+// operations counts the operations done so far: point reads, writes
+// committed and iterators opened (the pool's Options.Progress).
+func (s *opStats) operations() int64 {
+	return s.gets.Load() + s.sets.Load() + s.deletes.Load() + s.iters.Load()
+}
+
 func (s *opStats) countWrites(b *Batch) {
 	s.sets.Add(int64(b.sets))
 	s.deletes.Add(int64(b.deletes))
@@ -274,6 +280,7 @@ func (db *DB) open() error {
 		return err
 	}
 	po := db.opts.poolOptionsFor(db.store.PageSize())
+	po.Progress = db.st.operations
 	// The dictionary's codec state is charged to the cache, as the flash
 	// cache's index is (docs/ARCHITECTURE.md, "A dictionary trained on
 	// the first pages": at most a quarter of the cache, never below the

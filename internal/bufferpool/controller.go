@@ -56,7 +56,10 @@ import (
 // stops at α/(1+α) + 0.02 (copiesFloor), where the regime changes, while
 // images still pay, and crosses only after floorPatience decisions that
 // want lower; the far view below (the depth histogram, depth.go) may take
-// R under it at once. Below the floor the climb cannot see the regime
+// R under it at once. A jump of the far view is watched: if the climb
+// takes R back up a third of the way within jumpWatchDecisions, or the
+// far view wants to jump again meanwhile, the two disagree and the far
+// view is suspended for a back-off (watchJump). Below the floor the climb cannot see the regime
 // above it, and anywhere it cannot see what frames alone would do; trials
 // (trial.go) measure both, and hold what they keep for a while.
 //
@@ -86,6 +89,7 @@ type evidence struct {
 	frameEvictions, imageEvictions  int64
 	demotions, compressions         int64               // all demotions, and those that compressed
 	depth                           [depthBuckets]int64 // image hits by depth below the frames (depth.go)
+	wall                            float64             // the wall time it was gathered over, ns
 }
 
 func (e *evidence) add(o evidence) {
@@ -103,6 +107,7 @@ func (e *evidence) add(o evidence) {
 	for i, n := range o.depth {
 		e.depth[i] += n
 	}
+	e.wall += o.wall
 }
 
 func (e *evidence) ghostHits() int64 { return e.uOnC + e.uOnMiss + e.cOnMiss + e.cOnComp }
@@ -141,9 +146,17 @@ type controller struct {
 	ghostHitsC    int64
 	adjustments   int64
 	jumps         int64 // decisions that lowered R by the depth histogram
+	// The last jump, from jumpFrom to jumpTo, is watched for jumpWatch
+	// more decisions (watchJump); the far view is suspended until
+	// farViewOffUntil after a refuted one, for farViewBackoff.
+	jumpFrom, jumpTo float64
+	jumpWatch        int
+	farViewOffUntil  time.Time
+	farViewBackoff   time.Duration
 	// Running totals of the partitions' cumulative counters at the last
 	// interval, to take differences.
 	seenHitsU, seenHitsC, seenMisses, seenDemotions int64
+	seenProgress                                    int64 // Options.Progress
 	// Evidence accumulated since the last decision.
 	pend evidence
 	// Evidence for switching compressing demotions off or on.
@@ -305,7 +318,11 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	c.ghostHitsU, c.ghostHitsC = ev.uOnC+ev.uOnMiss, ev.cOnMiss+ev.cOnComp
 	// First the far view: would frames much larger (a hot set that does
 	// not fit by more than a ghost's tenth) beat the current split?
-	if to, _, _, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) {
+	c.watchJump(r)
+	if to, predicted, current, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) && !c.now.Before(c.farViewOffUntil) && !c.refuteJump(r) {
+		c.log.Debug("bufferpool: far view jumps", "from", r, "to", to, "usage", usage, "predicted_ns", predicted, "current_ns", current,
+			"cost_hit_c", costHitC, "cost_miss", costMiss, "hits_c", ev.hitsC, "misses", ev.misses, "accesses", ev.accesses())
+		c.jumpFrom, c.jumpTo, c.jumpWatch = r, to, jumpWatchDecisions
 		c.jumps++
 		c.adjustments++
 		c.lastDir, c.step = -1, 0.05
@@ -378,6 +395,52 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 		next = math.Max(next, math.Min(r, floor)) // a kept trial holds the floor (trial.go)
 	}
 	return next
+}
+
+// jumpWatchDecisions is how many decisions after a jump of the far view
+// the climb's answer to it is watched (watchJump).
+const jumpWatchDecisions = 50
+
+// watchJump watches the climb after a jump of the far view, at share r:
+// a climb that takes R back above the middle of the jump within
+// jumpWatchDecisions decisions refutes it, and the far view is suspended
+// for trialBackoff, twice as long after each refutation in a row (up to
+// maxTrialBackoff). The far view predicts from the depth histogram, which
+// idealises CLOCK as LRU over clean pages; the climb measures at the new
+// R what each tier's tenth more would do. Where the two disagree the
+// pool oscillated: cached sysbench writes (oltp_write_only, data 0.5× the
+// memory) climbed from R 0.05 to 0.45 in about two seconds and the far
+// view jumped back to 0.05, 2.2–3% misses throughout, where R 0.95 has
+// none (docs/BENCHMARKS.md, twenty-eighth session). A trial kept after a
+// jump (R at the ceiling) refutes it too.
+func (c *controller) watchJump(r float64) {
+	if c.jumpWatch == 0 {
+		return
+	}
+	c.jumpWatch--
+	if r > c.jumpTo+(c.jumpFrom-c.jumpTo)/3 {
+		c.refuteJump(r)
+		return
+	}
+	if c.jumpWatch == 0 {
+		c.farViewBackoff = 0 // the jump stood
+	}
+}
+
+// refuteJump suspends the far view if a jump of it is being watched
+// (watchJump), and reports whether it did: the climb took R back up, or
+// the far view wants to jump again before the watch ends (the climb took
+// R up a little, and the far view jumped back down: the same oscillation,
+// smaller).
+func (c *controller) refuteJump(r float64) bool {
+	if c.jumpWatch == 0 {
+		return false
+	}
+	c.jumpWatch = 0
+	c.farViewBackoff = min(maxTrialBackoff, max(trialBackoff, 2*c.farViewBackoff))
+	c.farViewOffUntil = c.now.Add(c.farViewBackoff)
+	c.log.Debug("bufferpool: far view refuted", "from", c.jumpFrom, "to", c.jumpTo, "r", r, "off_for", c.farViewBackoff)
+	return true
 }
 
 // decidePending decides on the evidence accumulated since the last
@@ -511,6 +574,10 @@ func (p *Pool) adjust() {
 		iv.wall = float64(now.Sub(c.lastTick))
 	}
 	c.lastTick = now
+	if p.opts.Progress != nil {
+		done := p.opts.Progress()
+		iv.work, iv.progress, c.seenProgress = float64(done-c.seenProgress), true, done
+	}
 	if n := ev.accesses(); n > 0 {
 		costHitC, costMiss, whole := c.costs()
 		cost := float64(ev.hitsC)*costHitC + float64(ev.misses)*costMiss
@@ -561,6 +628,7 @@ func (p *Pool) adjust() {
 		}
 		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)
 	}
+	ev.wall = iv.wall
 	c.pend.add(ev)
 	c.trial.observeSteady(iv, p.Share())
 	if c.pend.ghostHits() < minGhostEvents && c.pend.accesses() < maxQuietAccesses {

@@ -35,8 +35,8 @@ import (
 //
 // An arm is tried after trialPatience decisions in a row in which it may
 // pay (mayPay): the copy arm below the floor with at least half the
-// demotions compressing (exclusiveRegime), or with compressing demotions
-// off where images would serve misses and pay (copyMayPay); the frames
+// demotions compressing (exclusiveRegime), or anywhere below the ceiling
+// where images would serve misses and pay (copyMayPay); the frames
 // arm wherever images serve at least a tenth of the accesses
 // (imagesServe), the pool is not
 // already close to frames alone, and the climb did not want R up below
@@ -59,8 +59,9 @@ import (
 // about the R before (within steadyDrift, with demotions compressing or
 // not as then), themselves at least trialSettle intervals after it got
 // there (the two windows alike: settled, adjacent, as long;
-// window.beats): by accesses a second where the two differ by more than
-// trialMargin and neither has an interval without accesses (what a closed
+// window.beats): by accesses a second (by the user's operations a second
+// where it counts them: Options.Progress) where the two differ by more
+// than trialMargin and neither has an interval without accesses (what a closed
 // loop of requests gets, and with the CPUs busy the only figure not
 // skewed by the waits for a CPU in every wall time), else by the time per
 // access (Stats.TimePerAccess's figure: an open loop serves the same rate
@@ -145,7 +146,11 @@ const (
 // accesses missed or hit an image.
 type window struct {
 	cost, n, wall float64
-	idle          int
+	// work is what the pool's user completed (Options.Progress), which
+	// rate counts instead of the accesses where progress is set.
+	work     float64
+	progress bool
+	idle     int
 	// misses and hitsC count its accesses that missed and that hit an
 	// image (what a return waits for: settle).
 	misses, hitsC float64
@@ -154,6 +159,8 @@ type window struct {
 func (w *window) add(o window) {
 	w.cost += o.cost
 	w.n += o.n
+	w.work += o.work
+	w.progress = w.progress || o.progress
 	w.wall += o.wall
 	w.idle += o.idle
 	w.misses += o.misses
@@ -163,10 +170,14 @@ func (w *window) add(o window) {
 // perAccess is the objective's time per access, ns.
 func (w window) perAccess() float64 { return w.cost / w.n }
 
-// rate is the accesses a second, or 0 without wall time.
+// rate is the work a second (Options.Progress's, else the accesses), or 0
+// without wall time.
 func (w window) rate() float64 {
 	if w.wall <= 0 {
 		return 0
+	}
+	if w.progress {
+		return w.work / w.wall * 1e9
 	}
 	return w.n / w.wall * 1e9
 }
@@ -363,22 +374,50 @@ func exclusiveRegime(r, alpha float64, ev evidence) bool {
 }
 
 // copyMayPay reports whether the copy arm may pay at share r: in the
-// exclusive regime, or below the floor with compressing demotions off
+// exclusive regime; below the floor with compressing demotions off
 // (compressing false) where the compressed ghost still sees misses that
 // images would serve and the device and codec say images pay
-// (imagesPay). The gate judged the compressions, not the images: above
-// the floor the images are the pages' read images and cost none. Without
-// this, a pool that the far view or a climb took below the floor and
-// whose gate then switched compressions off stayed there for good, no
-// image being made for either to see (a cold pool read uniformly, data
-// twice the budget, zstd-19 compressions: a jump on a hit cost inflated
-// 4× by descheduling took R from 0.93 to 0.20, and R ended at 0.05 where
-// 0.95 holds most of the data).
+// (imagesPay); or above the floor and below the ceiling (by more than
+// steadyDrift), demotions compressing or not, where those misses are
+// worth a trial (shortOfImages).
+//
+// With compressions off below the floor, a pool that the far view or a
+// climb took there stayed for good, no image being made for either to see
+// (a cold pool read uniformly, data twice the budget, zstd-19
+// compressions: a jump on a hit cost inflated 4× by descheduling took R
+// from 0.93 to 0.20, and R ended at 0.05 where 0.95 holds most of the
+// data). Above the floor the climb can stall where images that would hold
+// every page are one regime away: cached sysbench writes (data 0.5× the
+// memory) sat at R 0.35–0.45 with 2–3% misses and the gate switching
+// compressions off and on every half second, each tier's tenth more
+// within the other's noise, where R 0.95 keeps an image of every page and
+// misses nothing (1.2× the commits; docs/BENCHMARKS.md, twenty-eighth
+// session). The trial measures the regime the climb cannot reach.
 func (c *controller) copyMayPay(r, alpha float64, ev evidence, compressing bool) bool {
-	if compressing {
-		return exclusiveRegime(r, alpha, ev)
+	switch {
+	case compressing && exclusiveRegime(r, alpha, ev):
+		return true
+	case ev.cOnMiss == 0 || !c.imagesPay(alpha):
+		return false
+	case r < copiesFloor(alpha):
+		return !compressing
+	default:
+		return r < c.ceiling-steadyDrift && c.shortOfImages(ev)
 	}
-	return r < copiesFloor(alpha) && ev.cOnMiss > 0 && c.imagesPay(alpha)
+}
+
+// shortOfImages reports whether the misses the compressed ghost saw in ev
+// cost, beyond the image hits they would have been, at least trialMargin
+// of its wall time: the least a copy trial must gain to win (the ghost
+// sees a tenth of the memory more; R at the ceiling gives the images
+// more, and may spare more misses). Where they cost less, a trial costs
+// more than it can show: skewed sysbench reads at 1.5× the memory (R
+// 0.82, 0.07% of the accesses on the ghost, a thirtieth of that margin)
+// kept R 0.95 on a trial window taken before the images had grown, and
+// then ran 0.75× as fast.
+func (c *controller) shortOfImages(ev evidence) bool {
+	costHitC, costMiss, _ := c.costs()
+	return ev.wall > 0 && float64(ev.cOnMiss)*(costMiss-costHitC) >= trialMargin*ev.wall
 }
 
 // modelMargin: the model favours frames alone (framesByModel) only where

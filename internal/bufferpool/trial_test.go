@@ -323,8 +323,8 @@ func TestTrialDespiteWanderingClimb(t *testing.T) {
 // the far view sees anything to raise R for. Where the compressed ghost
 // sees misses the images would serve and the device and codec say images
 // pay, the copy arm is tried (its images are the pages' read images: no
-// compression); without such misses, where images do not pay, or above
-// the floor, it is not.
+// compression); without such misses, where images do not pay, or at the
+// ceiling, it is not.
 func TestCopyTrialWithCompressionsOff(t *testing.T) {
 	const alpha = 0.5
 	start := time.Unix(1000, 0)
@@ -373,10 +373,79 @@ func TestCopyTrialWithCompressionsOff(t *testing.T) {
 	}{
 		{"no miss the images would serve", testController(), 0.05, noGhost},
 		{"decompression dearer than the reads images spare", slowCodec, 0.05, dropped},
-		{"above the floor", testController(), 0.5, dropped},
+		{"at the ceiling", testController(), 0.93, dropped},
 	} {
 		if try(tc.c, tc.r, tc.ev) {
 			t.Errorf("%s: a copy trial started", tc.name)
 		}
+	}
+}
+
+// TestCopyTrialAboveTheFloor: above the floor, demotions compressing or
+// not, a pool whose compressed ghost sees misses the images would serve is
+// short of images: the copy arm is tried there too (cached sysbench
+// writes, data 0.5× the memory: the climb sat at R 0.35–0.45 with 2–3%
+// misses where R 0.95 misses nothing). Without such misses, with too few
+// of them to show a trial's margin, or where images do not pay by the
+// device and codec, it is not.
+func TestCopyTrialAboveTheFloor(t *testing.T) {
+	const alpha, r = 0.5, 0.5 // the floor is 0.35
+	start := time.Unix(1000, 0)
+	// 20 misses the images would serve, at T_miss − T_hit = 100 µs, in
+	// 20 ms: a tenth of the wall time.
+	short := evidence{hitsU: 800, hitsC: 100, misses: 100, frameEvictions: 200, imageEvictions: 100, demotions: 200, compressions: 20, cOnMiss: 20, wall: 20e6}
+	noGhost := short
+	noGhost.cOnMiss = 0
+	few := short
+	few.wall = 100e6 // 2% of the wall time: less than a trial's margin
+	slowCodec := testController()
+	slowCodec.tDecom = ewma{v: float64(500 * time.Microsecond), valid: true}
+	for _, tc := range []struct {
+		name        string
+		c           *controller
+		ev          evidence
+		compressing bool
+		want        bool
+	}{
+		{"compressing, misses the images would serve", testController(), short, true, true},
+		{"not compressing, misses the images would serve", testController(), short, false, true},
+		{"no miss the images would serve", testController(), noGhost, true, false},
+		{"misses worth less than a trial's margin", testController(), few, true, false},
+		{"decompression dearer than the reads images spare", slowCodec, short, true, false},
+	} {
+		c := tc.c
+		for i := 0; i < trialSettle+trialMeasure; i++ {
+			c.trial.observeSteady(beforeWin, r)
+		}
+		for i := 0; i < trialPatience && !c.trial.active; i++ {
+			c.trial.observeSteady(beforeWin, r)
+			c.considerTrial(r, r, alpha, tc.ev, false, tc.compressing, start)
+		}
+		if got := c.trial.active && c.trial.arm == armCopy; got != tc.want {
+			t.Errorf("%s: copy trial %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTrialJudgedByProgress: where the pool's user counts its operations
+// (Options.Progress), a trial is judged by their rate, not by the page
+// accesses a second: a regime that completes more operations with fewer
+// accesses (cached writes that no longer miss, and so are no longer
+// deferred) wins.
+func TestTrialJudgedByProgress(t *testing.T) {
+	before := window{cost: 100e3, n: 1000, wall: 100e6, work: 100, progress: true}
+	fewerAccessesMoreWork := window{cost: 100e3, n: 800, wall: 100e6, work: 130, progress: true}
+	moreAccessesLessWork := window{cost: 100e3, n: 1300, wall: 100e6, work: 80, progress: true}
+	if higher, decided := fewerAccessesMoreWork.byRate(before); !decided || !higher {
+		t.Errorf("30%% more operations on 20%% fewer accesses: higher %v, decided %v; want a win", higher, decided)
+	}
+	if higher, decided := moreAccessesLessWork.byRate(before); !decided || higher {
+		t.Errorf("20%% fewer operations on 30%% more accesses: higher %v, decided %v; want a loss", higher, decided)
+	}
+	// Without progress, accesses are the measure.
+	a, b := fewerAccessesMoreWork, before
+	a.progress, b.progress = false, false
+	if higher, decided := a.byRate(b); !decided || higher {
+		t.Errorf("no progress counted, 20%% fewer accesses: higher %v, decided %v; want a loss", higher, decided)
 	}
 }
