@@ -193,13 +193,13 @@ type opStats struct {
 	replacedDurable, replacedFresh                        atomic.Int64
 }
 
-// countWrites counts a committed batch's writes.
 // operations counts the operations done so far: point reads, writes
 // committed and iterators opened (the pool's Options.Progress).
 func (s *opStats) operations() int64 {
 	return s.gets.Load() + s.sets.Load() + s.deletes.Load() + s.iters.Load()
 }
 
+// countWrites counts a committed batch's writes.
 func (s *opStats) countWrites(b *Batch) {
 	s.sets.Add(int64(b.sets))
 	s.deletes.Add(int64(b.deletes))

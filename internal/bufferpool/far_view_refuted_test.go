@@ -63,23 +63,78 @@ func TestFarViewRefuted(t *testing.T) {
 		wantsNoJump(c, from, "a minute after a second refutation in a row")
 	})
 
-	t.Run("jumps again", func(t *testing.T) {
+	t.Run("jumps back down", func(t *testing.T) {
 		c := farViewController(now)
 		to := jump(c, from)
 		// The climb raised R a little, and the far view wants down again.
 		up := to + 0.02
-		wantsNoJump(c, up, "a second jump while the first is watched")
-		if !c.now.Before(c.farViewOffUntil) {
-			t.Errorf("the far view is not suspended after it wanted a second jump")
+		wantsNoJump(c, up, "a second jump after the climb raised R")
+		if !c.now.Before(c.far.offUntil) {
+			t.Errorf("the far view is not suspended after it wanted back down")
+		}
+	})
+
+	t.Run("jumps further down", func(t *testing.T) {
+		c := farViewController(now)
+		to := jump(c, from)
+		next := jump(c, to) // from where the first left R: not a refutation
+		// Watched from the first jump's top: a climb back above a third
+		// of the whole way refutes both.
+		back := next + (from-next)/3 + 0.01
+		c.decide(back, back, 0.5, fullMem, quiet)
+		if !c.now.Before(c.far.offUntil) {
+			t.Errorf("a climb back to %.2f after jumps %.2f → %.2f → %.2f refuted nothing", back, from, to, next)
 		}
 	})
 
 	t.Run("stood", func(t *testing.T) {
 		c := farViewController(now)
 		to := jump(c, from)
+		back := to + (from-to)/3 + 0.01
+		c.decide(back, back, 0.5, fullMem, quiet) // refuted: a minute off
+		c.now = now.Add(trialBackoff + time.Second)
+		to = jump(c, from)
 		for range jumpWatchDecisions {
 			c.decide(to, to, 0.5, fullMem, quiet)
 		}
+		if c.far.backoff != 0 {
+			t.Errorf("a jump that stood left the back-off at %v", c.far.backoff)
+		}
 		jump(c, from) // a new workload: the far view still acts
 	})
+
+	t.Run("the doubling starts anew", func(t *testing.T) {
+		c := farViewController(now)
+		to := jump(c, from)
+		back := to + (from-to)/3 + 0.01
+		c.decide(back, back, 0.5, fullMem, quiet) // a minute off
+		// Long after the suspension ended, refuted again: a minute again.
+		c.now = now.Add(10 * trialBackoff)
+		to = jump(c, from)
+		c.decide(back, back, 0.5, fullMem, quiet)
+		if c.far.backoff != trialBackoff {
+			t.Errorf("refuted long after the last suspension ended: off for %v, want %v", c.far.backoff, trialBackoff)
+		}
+	})
+}
+
+// TestFarViewWatchUndoneWithTheJump: a jump that a pending frames
+// confirmation holds back (holdsR) is not watched: R never moved, so the
+// climb cannot refute it.
+func TestFarViewWatchUndoneWithTheJump(t *testing.T) {
+	c := farViewController(time.Unix(1000, 0))
+	f := &c.trial.arms[armFrames]
+	f.confirming, f.holds = true, true
+	c.pend = shallowHits()
+	if r := c.climb(0.9, 0.9, 0.5, fullMem); r != 0.9 {
+		t.Fatalf("R %.2f with a confirmation holding it, want 0.90", r)
+	}
+	if c.far.watch != 0 {
+		t.Errorf("a jump held back is watched (%d decisions)", c.far.watch)
+	}
+	c.pend = evidence{}
+	c.climb(0.9, 0.9, 0.5, fullMem)
+	if !c.far.offUntil.IsZero() {
+		t.Errorf("a jump held back was refuted")
+	}
 }

@@ -35,8 +35,10 @@ import (
 //
 // An arm is tried after trialPatience decisions in a row in which it may
 // pay (mayPay): the copy arm below the floor with at least half the
-// demotions compressing (exclusiveRegime), or anywhere below the ceiling
-// where images would serve misses and pay (copyMayPay); the frames
+// demotions compressing (exclusiveRegime) or with compressing demotions
+// off where images would serve misses and pay, or above the floor (below
+// the ceiling by more than steadyDrift, no kept copy trial holding) where
+// the misses images would serve are worth a trial (copyMayPay); the frames
 // arm wherever images serve at least a tenth of the accesses
 // (imagesServe), the pool is not
 // already close to frames alone, and the climb did not want R up below
@@ -402,22 +404,28 @@ func (c *controller) copyMayPay(r, alpha float64, ev evidence, compressing bool)
 	case r < copiesFloor(alpha):
 		return !compressing
 	default:
-		return r < c.ceiling-steadyDrift && c.shortOfImages(ev)
+		// A kept copy trial holds: the climb may take R down from the
+		// ceiling meanwhile, and the next trial waits for the hold.
+		return r < c.ceiling-steadyDrift && !c.trial.holding(c.now) && c.shortOfImages(ev)
 	}
 }
 
+// shortMissShare: the share of the accesses that must be misses the
+// compressed ghost sees for a copy trial above the floor (shortOfImages).
+const shortMissShare = 0.0025
+
 // shortOfImages reports whether the misses the compressed ghost saw in ev
-// cost, beyond the image hits they would have been, at least trialMargin
-// of its wall time: the least a copy trial must gain to win (the ghost
-// sees a tenth of the memory more; R at the ceiling gives the images
-// more, and may spare more misses). Where they cost less, a trial costs
-// more than it can show: skewed sysbench reads at 1.5× the memory (R
-// 0.82, 0.07% of the accesses on the ghost, a thirtieth of that margin)
-// kept R 0.95 on a trial window taken before the images had grown, and
-// then ran 0.75× as fast.
+// are at least shortMissShare of its accesses: a pool short of images by
+// more than the odd page. Measured (docs/BENCHMARKS.md, twenty-eighth
+// session): cached sysbench writes at 0.5× the memory, R 0.3–0.5, had a
+// median 0.84% (a tenth of their decisions under 0.29%), where R 0.95
+// commits 1.2× as much; skewed sysbench reads at 1.5×, R 0.75–0.92, had
+// 0.015%, and a copy trial from there kept R 0.95 on a window taken
+// before the images had grown, then ran 0.75× as fast. (The misses'
+// cost is no guide: those reads' misses waited about 0.7 ms each for the
+// device, and were worth as large a share of the time as the writes'.)
 func (c *controller) shortOfImages(ev evidence) bool {
-	costHitC, costMiss, _ := c.costs()
-	return ev.wall > 0 && float64(ev.cOnMiss)*(costMiss-costHitC) >= trialMargin*ev.wall
+	return float64(ev.cOnMiss) >= shortMissShare*float64(ev.accesses())
 }
 
 // modelMargin: the model favours frames alone (framesByModel) only where

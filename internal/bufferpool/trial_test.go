@@ -389,31 +389,35 @@ func TestCopyTrialWithCompressionsOff(t *testing.T) {
 // of them to show a trial's margin, or where images do not pay by the
 // device and codec, it is not.
 func TestCopyTrialAboveTheFloor(t *testing.T) {
-	const alpha, r = 0.5, 0.5 // the floor is 0.35
+	const alpha = 0.5 // the floor is 0.35, the ceiling 0.95
 	start := time.Unix(1000, 0)
-	// 20 misses the images would serve, at T_miss − T_hit = 100 µs, in
-	// 20 ms: a tenth of the wall time.
-	short := evidence{hitsU: 800, hitsC: 100, misses: 100, frameEvictions: 200, imageEvictions: 100, demotions: 200, compressions: 20, cOnMiss: 20, wall: 20e6}
+	// 20 misses the images would serve in 1,000 accesses (2%).
+	short := evidence{hitsU: 800, hitsC: 100, misses: 100, frameEvictions: 200, imageEvictions: 100, demotions: 200, compressions: 20, cOnMiss: 20}
 	noGhost := short
 	noGhost.cOnMiss = 0
 	few := short
-	few.wall = 100e6 // 2% of the wall time: less than a trial's margin
+	few.hitsU = 20000 // 0.1% of the accesses: the odd page
 	slowCodec := testController()
 	slowCodec.tDecom = ewma{v: float64(500 * time.Microsecond), valid: true}
+	held := testController()
+	held.trial.arms[armCopy].keptUntil = start.Add(time.Minute) // a kept copy trial holds
 	for _, tc := range []struct {
 		name        string
 		c           *controller
+		r           float64
 		ev          evidence
 		compressing bool
 		want        bool
 	}{
-		{"compressing, misses the images would serve", testController(), short, true, true},
-		{"not compressing, misses the images would serve", testController(), short, false, true},
-		{"no miss the images would serve", testController(), noGhost, true, false},
-		{"misses worth less than a trial's margin", testController(), few, true, false},
-		{"decompression dearer than the reads images spare", slowCodec, short, true, false},
+		{"compressing, misses the images would serve", testController(), 0.5, short, true, true},
+		{"not compressing, misses the images would serve", testController(), 0.5, short, false, true},
+		{"no miss the images would serve", testController(), 0.5, noGhost, true, false},
+		{"misses under shortMissShare of the accesses", testController(), 0.5, few, true, false},
+		{"decompression dearer than the reads images spare", slowCodec, 0.5, short, true, false},
+		{"within steadyDrift of the ceiling", testController(), 0.91, short, true, false},
+		{"a kept copy trial holding", held, 0.5, short, true, false},
 	} {
-		c := tc.c
+		c, r := tc.c, tc.r
 		for i := 0; i < trialSettle+trialMeasure; i++ {
 			c.trial.observeSteady(beforeWin, r)
 		}
