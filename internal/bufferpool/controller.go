@@ -56,10 +56,7 @@ import (
 // stops at α/(1+α) + 0.02 (copiesFloor), where the regime changes, while
 // images still pay, and crosses only after floorPatience decisions that
 // want lower; the far view below (the depth histogram, depth.go) may take
-// R under it at once. A jump of the far view is watched: if the climb
-// takes R back up a third of the way within jumpWatchDecisions, or the
-// far view wants back down after the climb raised R, the two disagree
-// and the far view is suspended for a back-off (watchJump, repeatJump). Below the floor the climb cannot see the regime
+// R under it at once. Below the floor the climb cannot see the regime
 // above it, and anywhere it cannot see what frames alone would do; trials
 // (trial.go) measure both, and hold what they keep for a while.
 //
@@ -144,8 +141,6 @@ type controller struct {
 	ghostHitsC    int64
 	adjustments   int64
 	jumps         int64 // decisions that lowered R by the depth histogram
-	// far watches the far view's jumps (watchJump).
-	far farWatch
 	// Running totals of the partitions' cumulative counters at the last
 	// interval, to take differences.
 	seenHitsU, seenHitsC, seenMisses, seenDemotions int64
@@ -311,14 +306,9 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	c.ghostHitsU, c.ghostHitsC = ev.uOnC+ev.uOnMiss, ev.cOnMiss+ev.cOnComp
 	// First the far view: would frames much larger (a hot set that does
 	// not fit by more than a ghost's tenth) beat the current split?
-	c.watchJump(r)
-	if to, predicted, current, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) && !c.now.Before(c.far.offUntil) && !c.repeatJump(r) {
+	if to, predicted, current, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) {
 		c.log.Debug("bufferpool: far view jumps", "from", r, "to", to, "usage", usage, "predicted_ns", predicted, "current_ns", current,
 			"cost_hit_c", costHitC, "cost_miss", costMiss, "hits_c", ev.hitsC, "misses", ev.misses, "accesses", ev.accesses())
-		if c.far.watch == 0 {
-			c.far.from = r // a jump further down while watched keeps the first's top
-		}
-		c.far.to, c.far.watch = to, jumpWatchDecisions
 		c.jumps++
 		c.adjustments++
 		c.lastDir, c.step = -1, 0.05
@@ -391,74 +381,6 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 		next = math.Max(next, math.Min(r, floor)) // a kept trial holds the floor (trial.go)
 	}
 	return next
-}
-
-// jumpWatchDecisions is how many decisions after a jump of the far view
-// the climb's answer to it is watched (watchJump).
-const jumpWatchDecisions = 50
-
-// farWatch is the far view's last jump, from from to to, watched for
-// watch more decisions; the far view is suspended until offUntil after a
-// refuted one, for backoff (doubled by each refutation in a row).
-type farWatch struct {
-	from, to float64
-	watch    int
-	offUntil time.Time
-	backoff  time.Duration
-}
-
-// watchJump watches the climb after a jump of the far view, at share r:
-// a climb that takes R back above a third of the jump within
-// jumpWatchDecisions decisions refutes it (refuteJump). The far view
-// predicts from the depth histogram, which idealises CLOCK as LRU, at the
-// costs measured before the jump; the climb measures at the new R what
-// each tier's tenth more would do. Where the two disagree the pool
-// oscillated: cached sysbench writes (oltp_write_only, data 0.5× the
-// memory) climbed from R 0.05 to 0.45 in about two seconds and the far
-// view jumped back to 0.05, with 2–3% misses throughout where R 0.95 has
-// none (docs/BENCHMARKS.md, twenty-eighth session). A trial kept after a
-// jump (R at the ceiling) refutes it too.
-func (c *controller) watchJump(r float64) {
-	w := &c.far
-	if w.watch == 0 {
-		return
-	}
-	w.watch--
-	if r > w.to+(w.from-w.to)/3 {
-		c.refuteJump(r)
-		return
-	}
-	if w.watch == 0 {
-		w.backoff = 0 // the jump stood
-	}
-}
-
-// repeatJump is called when the far view wants to jump from share r:
-// while a jump is watched and the climb has since taken R up (by more
-// than a minimal step), the far view wants back down what the climb
-// measured up (the same oscillation, smaller), and the jump is refuted
-// instead (true). A jump further down from where the last one left R
-// goes ahead, watched from the first's top.
-func (c *controller) repeatJump(r float64) bool {
-	if c.far.watch == 0 || r <= c.far.to+minStep {
-		return false
-	}
-	c.refuteJump(r)
-	return true
-}
-
-// refuteJump suspends the far view for trialBackoff, twice as long after
-// each refutation in a row (up to maxTrialBackoff; a suspension that
-// ended longer ago than it lasted starts the doubling anew).
-func (c *controller) refuteJump(r float64) {
-	w := &c.far
-	if !w.offUntil.IsZero() && c.now.Sub(w.offUntil) > w.backoff {
-		w.backoff = 0
-	}
-	w.watch = 0
-	w.backoff = min(maxTrialBackoff, max(trialBackoff, 2*w.backoff))
-	w.offUntil = c.now.Add(w.backoff)
-	c.log.Debug("bufferpool: far view refuted", "from", w.from, "to", w.to, "r", r, "off_for", w.backoff)
 }
 
 // decidePending decides on the evidence accumulated since the last
@@ -665,9 +587,8 @@ func (p *Pool) adjust() {
 	if !auto {
 		// A fixed R takes no step: the decision is only reported (the
 		// wanted R, gains and losses in Stats).
-		far := c.far
 		r = c.decidePending(r, usage, alpha, mem)
-		c.adjustments, c.jumps, c.far = steps, jumps, far
+		c.adjustments, c.jumps = steps, jumps
 		p.target.Store(math.Float64bits(r))
 		return
 	}
@@ -707,10 +628,10 @@ func finite(x float64) any {
 // step counts stay as they were, and it is not counted as stalled or
 // stepping (countStall); whether it wanted R up stays known (mayPay).
 func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
-	steps, jumps, step, lastDir, far := c.adjustments, c.jumps, c.step, c.lastDir, c.far
+	steps, jumps, step, lastDir := c.adjustments, c.jumps, c.step, c.lastDir
 	next := c.decidePending(r, usage, alpha, mem)
 	if next != r && c.holdsR() {
-		c.adjustments, c.jumps, c.step, c.lastDir, c.far = steps, jumps, step, lastDir, far
+		c.adjustments, c.jumps, c.step, c.lastDir = steps, jumps, step, lastDir
 		c.steppedUp = false
 		return r
 	}

@@ -64,9 +64,11 @@ type Options struct {
 	// windows by its rate where both were busy throughout (trial.go),
 	// instead of by page accesses a second, which a regime can change
 	// per operation: cached writes whose pages miss are deferred and
-	// reach their pages more often, so R 0.95, where nothing misses, made
-	// 4% fewer accesses a second than R 0.4 while it ran 1.2–1.4× more
-	// commits. It is called once per ControllerInterval, with the
+	// reach their pages more often (a copy trial from R 0.38 to 0.95,
+	// where nothing misses, made 4% fewer accesses a second than the
+	// window before it; with R fixed, 0.95 commits about 1.15× as much as
+	// where the climb leaves R: docs/BENCHMARKS.md, twenty-eighth
+	// session). It is called once per ControllerInterval, with the
 	// controller's lock held: it must not call back into the pool.
 	Progress func() int64
 	// Codec compresses the pages the pool compresses itself: frames

@@ -35,10 +35,8 @@ import (
 //
 // An arm is tried after trialPatience decisions in a row in which it may
 // pay (mayPay): the copy arm below the floor with at least half the
-// demotions compressing (exclusiveRegime) or with compressing demotions
-// off where images would serve misses and pay, or above the floor (below
-// the ceiling by more than steadyDrift, no kept copy trial holding) where
-// the misses images would serve are worth a trial (copyMayPay); the frames
+// demotions compressing (exclusiveRegime), or with compressing demotions
+// off where images would serve misses and pay (copyMayPay); the frames
 // arm wherever images serve at least a tenth of the accesses
 // (imagesServe), the pool is not
 // already close to frames alone, and the climb did not want R up below
@@ -376,56 +374,22 @@ func exclusiveRegime(r, alpha float64, ev evidence) bool {
 }
 
 // copyMayPay reports whether the copy arm may pay at share r: in the
-// exclusive regime; below the floor with compressing demotions off
+// exclusive regime, or below the floor with compressing demotions off
 // (compressing false) where the compressed ghost still sees misses that
 // images would serve and the device and codec say images pay
-// (imagesPay); or above the floor and below the ceiling (by more than
-// steadyDrift), demotions compressing or not, where those misses are
-// worth a trial (shortOfImages).
-//
-// With compressions off below the floor, a pool that the far view or a
-// climb took there stayed for good, no image being made for either to see
-// (a cold pool read uniformly, data twice the budget, zstd-19
-// compressions: a jump on a hit cost inflated 4× by descheduling took R
-// from 0.93 to 0.20, and R ended at 0.05 where 0.95 holds most of the
-// data). Above the floor the climb can stall where images that would hold
-// every page are one regime away: cached sysbench writes (data 0.5× the
-// memory) sat at R 0.35–0.45 with 2–3% misses and the gate switching
-// compressions off and on every half second, each tier's tenth more
-// within the other's noise, where R 0.95 keeps an image of every page and
-// misses nothing (1.2× the commits; docs/BENCHMARKS.md, twenty-eighth
-// session). The trial measures the regime the climb cannot reach.
+// (imagesPay). The gate judged the compressions, not the images: above
+// the floor the images are the pages' read images and cost none. Without
+// this, a pool that the far view or a climb took below the floor and
+// whose gate then switched compressions off stayed there for good, no
+// image being made for either to see (a cold pool read uniformly, data
+// twice the budget, zstd-19 compressions: a jump on a hit cost inflated
+// 4× by descheduling took R from 0.93 to 0.20, and R ended at 0.05 where
+// 0.95 holds most of the data).
 func (c *controller) copyMayPay(r, alpha float64, ev evidence, compressing bool) bool {
-	switch {
-	case compressing && exclusiveRegime(r, alpha, ev):
-		return true
-	case ev.cOnMiss == 0 || !c.imagesPay(alpha):
-		return false
-	case r < copiesFloor(alpha):
-		return !compressing
-	default:
-		// A kept copy trial holds: the climb may take R down from the
-		// ceiling meanwhile, and the next trial waits for the hold.
-		return r < c.ceiling-steadyDrift && !c.trial.holding(c.now) && c.shortOfImages(ev)
+	if compressing {
+		return exclusiveRegime(r, alpha, ev)
 	}
-}
-
-// shortMissShare: the share of the accesses that must be misses the
-// compressed ghost sees for a copy trial above the floor (shortOfImages).
-const shortMissShare = 0.0025
-
-// shortOfImages reports whether the misses the compressed ghost saw in ev
-// are at least shortMissShare of its accesses: a pool short of images by
-// more than the odd page. Measured (docs/BENCHMARKS.md, twenty-eighth
-// session): cached sysbench writes at 0.5× the memory, R 0.3–0.5, had a
-// median 0.84% (a tenth of their decisions under 0.29%), where R 0.95
-// commits 1.2× as much; skewed sysbench reads at 1.5×, R 0.75–0.92, had
-// 0.015%, and a copy trial from there kept R 0.95 on a window taken
-// before the images had grown, then ran 0.75× as fast. (The misses'
-// cost is no guide: those reads' misses waited about 0.7 ms each for the
-// device, and were worth as large a share of the time as the writes'.)
-func (c *controller) shortOfImages(ev evidence) bool {
-	return float64(ev.cOnMiss) >= shortMissShare*float64(ev.accesses())
+	return r < copiesFloor(alpha) && ev.cOnMiss > 0 && c.imagesPay(alpha)
 }
 
 // modelMargin: the model favours frames alone (framesByModel) only where
