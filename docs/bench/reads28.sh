@@ -1,7 +1,7 @@
 #!/bin/bash
 # docs/BENCHMARKS.md, "The controller on cached writes" (twenty-eighth session), reads28.sh: point
 # reads (oltp_point_select, 2 threads) at auto R, base (b8f2551) against new, three rounds, order
-# alternating, on loads each point's first run made (64 MiB limit, cache the limit less 32 MiB,
+# alternating (the second sitting: new = v14, the experiment described there; not kept), on loads each point's first run made (64 MiB limit, cache the limit less 32 MiB,
 # 4 KiB pages, 10 s warm-up, 5 s measured).
 run() { # run BUILD TAG DATASET VALUES DISTRIBUTION
   b=$1; tag=$2; ds=$3; v=$4; dist=$5; mkdir -p dr-$ds-$v

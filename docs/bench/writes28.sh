@@ -2,8 +2,8 @@
 # docs/BENCHMARKS.md, "The controller on cached writes" (twenty-eighth session), writes28.sh:
 # oltp_write_only (sysbench, uniform keys, 2 threads, commits not fsynced) under a 64 MiB limit,
 # Strata's cache the limit less 32 MiB, 4 KiB pages, 10 s warm-up and 5 s measured, each run on a
-# fresh copy of one load. base = b8f2551 (the session's start), new = the final code; fixed R 0.95
-# on base beside them at 0.5x. The pool trace and the controller's log (STRATA_BENCH_POOLTRACE,
+# fresh copy of one load. base = b8f2551 (the session's start), new = 0d6d4bf (the third sitting's
+# build; not kept); fixed R 0.95 on base beside them at 0.5x. The fourth sitting is cmp28.sh. The pool trace and the controller's log (STRATA_BENCH_POOLTRACE,
 # STRATA_BENCH_POOLLOG) are written for every run.
 # Loads: strata-N made by `strata bench sweep --keep` at 0.5x (167,772 rows), 1x, 2x.
 run() { # run BUILD TAG VALUES [flags]
