@@ -186,8 +186,8 @@ func TestFramesTrialClearWin(t *testing.T) {
 // TestFramesTrialEndsCopyHold: where both arms may pay (below the floor,
 // every demotion compressing, images serving 30%) the copy arm is tried
 // first; when it loses, the frames arm is tried within the copy arm's
-// back-off. A kept copy trial holds the floor, and a frames trial kept
-// after it ends that hold (R is at MinShare on purpose).
+// back-off. A kept copy trial holds R, and a frames trial kept after it
+// ends that hold (R is at MinShare on purpose).
 func TestFramesTrialEndsCopyHold(t *testing.T) {
 	const alpha = 0.5
 	start := time.Unix(1000, 0)
@@ -211,7 +211,7 @@ func TestFramesTrialEndsCopyHold(t *testing.T) {
 		c.observeTrial(window{cost: 60e3, n: 1000, wall: 100e6}, start)
 	}
 	if !c.trial.holding(start) {
-		t.Fatal("a kept copy trial does not hold the floor")
+		t.Fatal("a kept copy trial does not hold R")
 	}
 	if startFramesTrial(c, 0.95, 0, false, copyEv, start); !c.trial.active || c.trial.arm != armFrames {
 		t.Fatal("copy regime after a kept copy trial: want a frames trial")
@@ -222,7 +222,7 @@ func TestFramesTrialEndsCopyHold(t *testing.T) {
 	}
 	startFramesTrial(c, 0.95, 0, false, copyEv, start)
 	finishTrial(t, c, window{cost: 150e3, n: 1300, wall: 100e6}, start)
-	if c.trial.holdsFloor(c.minShare, alpha, start) || !c.trial.framesHeld(start) {
+	if c.trial.holding(start) || !c.trial.framesHeld(start) {
 		t.Error("after a kept frames trial: want the frames hold, not the copy hold")
 	}
 	if f, cp := c.trial.arms[armFrames].keptUntil, c.trial.arms[armCopy].notBefore; cp.Before(f.Add(trialBackoff)) {

@@ -103,8 +103,10 @@ import (
 // each loss in a row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
 // as long after each keep of it in a row (up to maxTrialBackoff): the
 // copy arm by keeping the far view (lowerShare) and the hill climb from
-// taking R below the floor (they may still raise it, and the frames arm
-// may be tried), the frames arm by taking no decision at all and leaving
+// lowering R (they may still raise it, and the frames arm may be tried;
+// holding only the floor let the climb undo a copy trial that had won by
+// a fifth on cached writes, where R 0.95 holds an image of every page and
+// the floor does not), the frames arm by taking no decision at all and leaving
 // the gate alone (compressing demotions stay off). When the frames hold
 // ends, demotions stay off and R at MinShare, where the climb cannot move
 // (no image is made, so no image gains or loses): the ways out are the
@@ -624,14 +626,8 @@ func (t *trial) refillFrom(mem memState) {
 	}
 }
 
-// holdsFloor reports whether R may not go to r: a kept copy trial holds
-// the floor at now, and r is below it.
-func (t *trial) holdsFloor(r, alpha float64, now time.Time) bool {
-	return r < copiesFloor(alpha) && t.holding(now)
-}
-
-// holding reports whether a kept copy trial's hold on the floor lasts at
-// now.
+// holding reports whether a kept copy trial's hold lasts at now: neither
+// the far view nor the climb lowers R meanwhile.
 func (t *trial) holding(now time.Time) bool { return now.Before(t.arms[armCopy].keptUntil) }
 
 // framesHeld reports whether a kept frames trial holds the frames regime

@@ -74,11 +74,10 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	}
 	c := testController()
 	runTrial(t, c, exclusiveEv, faster, start)
-	// After a kept trial R may not go below the floor for trialBackoff;
-	// above the floor, or later, it may.
-	if !c.trial.holdsFloor(0.1, alpha, start.Add(time.Second)) || c.trial.holdsFloor(0.5, alpha, start.Add(time.Second)) ||
-		c.trial.holdsFloor(0.1, alpha, start.Add(2*trialBackoff)) {
-		t.Error("holdsFloor after a kept trial: want a hold below the floor within trialBackoff only")
+	// After a kept trial R may not be lowered for trialBackoff; later it
+	// may.
+	if !c.trial.holding(start.Add(time.Second)) || c.trial.holding(start.Add(2*trialBackoff)) {
+		t.Error("after a kept trial: want a hold within trialBackoff only")
 	}
 
 	c = testController()
@@ -185,27 +184,34 @@ func TestTrialJudgesByThroughput(t *testing.T) {
 	}
 }
 
-// TestKeptTrialHoldsFloorForHillClimb: after a kept trial the hill climb,
-// wanting R lower on every decision, stops at the copies floor until the
-// hold ends, then crosses it.
-func TestKeptTrialHoldsFloorForHillClimb(t *testing.T) {
+// TestKeptTrialHoldsItsR: within the hold after a kept copy trial,
+// neither the climb nor the far view lowers R from where the trial
+// measured it; after the hold they may. Holding only the floor let the
+// climb take R from 0.95 back to the floor on cached sysbench writes
+// (data 0.5× the memory), where the images no longer hold every page:
+// a copy trial that won by 20% was undone within seconds
+// (docs/BENCHMARKS.md, twenty-eighth session).
+func TestKeptTrialHoldsItsR(t *testing.T) {
 	const alpha = 0.5
 	floor := copiesFloor(alpha)
 	start := time.Unix(1000, 0)
 	c := testController()
-	c.tDisk = ewma{} // no disk time: imagesPay false, so only the trial holds the floor
+	c.tDisk = ewma{} // no disk time: imagesPay false, so only the trial holds R
 	runTrial(t, c, exclusiveEv, window{cost: 60e3, n: 1000, wall: 100e6}, start)
 	down := ghosts(200, 0) // the frames' ghost wins every decision
+	shallow := down
+	shallow.depth[depthScale/8] = shallow.hitsC // the far view would jump
 	r := 0.95
 	for i := 0; i < 60; i++ {
 		c.now = start.Add(time.Duration(i) * time.Second / 10)
-		r = c.decide(r, r, alpha, fullMem, down)
+		ev := down
+		if i%2 == 1 {
+			ev = shallow
+		}
+		r = c.decide(r, r, alpha, fullMem, ev)
 	}
-	if r < floor-1e-9 {
-		t.Fatalf("within the hold after a kept trial: R %.3f, want at least the floor %.3f", r, floor)
-	}
-	if r > floor+0.01 {
-		t.Fatalf("60 decisions all wanting lower: R %.3f, want it at the floor %.3f", r, floor)
+	if r != 0.95 || c.jumps != 0 {
+		t.Fatalf("within the hold after a kept trial, 60 decisions wanting lower: R %.3f after %d jumps, want 0.95 and none", r, c.jumps)
 	}
 	for i := 0; i < 60; i++ {
 		c.now = start.Add(trialBackoff + time.Duration(i)*time.Second)
