@@ -306,7 +306,7 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	c.ghostHitsU, c.ghostHitsC = ev.uOnC+ev.uOnMiss, ev.cOnMiss+ev.cOnComp
 	// First the far view: would frames much larger (a hot set that does
 	// not fit by more than a ghost's tenth) beat the current split?
-	if to, predicted, current, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holding(c.now) {
+	if to, predicted, current, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) && !c.trial.holdsShare(c.now) {
 		c.log.Debug("bufferpool: far view jumps", "from", r, "to", to, "usage", usage, "predicted_ns", predicted, "current_ns", current,
 			"cost_hit_c", costHitC, "cost_miss", costMiss, "hits_c", ev.hitsC, "misses", ev.misses, "accesses", ev.accesses())
 		c.jumps++
@@ -353,8 +353,8 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	} else {
 		c.floorHeld = 0
 	}
-	if dir < 0 && c.trial.holding(c.now) {
-		dir = 0 // a kept copy trial holds R where it measured it (trial.go)
+	if dir < 0 && (c.trial.holdsShare(c.now) || (r <= floor+0.01 && c.trial.holding(c.now))) {
+		dir = 0 // a kept copy trial holds R, or the floor (trial.go)
 	}
 	if dir == 0 {
 		c.step = math.Max(minStep, c.step*0.8)
@@ -376,6 +376,9 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	next := math.Min(c.ceiling, math.Max(c.minShare, from+float64(dir)*c.step))
 	if dir < 0 && r > floor+0.01 && next < floor && ev.cOnMiss > 0 && c.imagesPay(alpha) {
 		next = math.Max(floor, c.minShare) // a step stops at the floor (copiesFloor)
+	}
+	if dir < 0 && c.trial.holdsFloor(next, alpha, c.now) {
+		next = math.Max(next, math.Min(r, floor)) // a kept trial holds the floor (trial.go)
 	}
 	return next
 }

@@ -187,7 +187,7 @@ func TestFramesTrialClearWin(t *testing.T) {
 // every demotion compressing, images serving 30%) the copy arm is tried
 // first; when it loses, the frames arm is tried within the copy arm's
 // back-off. A kept copy trial holds R, and a frames trial kept after it
-// ends that hold (R is at MinShare on purpose).
+// ends that hold.
 func TestFramesTrialEndsCopyHold(t *testing.T) {
 	const alpha = 0.5
 	start := time.Unix(1000, 0)

@@ -103,10 +103,12 @@ import (
 // each loss in a row (up to maxTrialBackoff). A kept arm is held for trialBackoff, twice
 // as long after each keep of it in a row (up to maxTrialBackoff): the
 // copy arm by keeping the far view (lowerShare) and the hill climb from
-// lowering R (they may still raise it, and the frames arm may be tried;
-// holding only the floor let the climb undo a copy trial that had won by
-// a fifth on cached writes, where R 0.95 holds an image of every page and
-// the floor does not), the frames arm by taking no decision at all and leaving
+// taking R below the floor, or, after a clear win (clearlyBeats), from
+// lowering R at all (they may still raise it, and the frames arm may be
+// tried; holding only the floor let the climb undo a copy trial that had
+// won by a fifth on cached writes, where R 0.95 holds an image of every
+// page and the floor does not; a tie within trialMargin says too little
+// to freeze R for a whole hold), the frames arm by taking no decision at all and leaving
 // the gate alone (compressing demotions stay off). When the frames hold
 // ends, demotions stay off and R at MinShare, where the climb cannot move
 // (no image is made, so no image gains or loses): the ways out are the
@@ -257,8 +259,11 @@ type arm struct {
 	// is how long the next kept trial holds it.
 	keptUntil time.Time
 	keepFor   time.Duration
-	tried     int64 // trials run
-	kept      int64 // those that kept the arm
+	// clear: the copy arm's last keep was a clear win (clearlyBeats), and
+	// its hold keeps R where the trial measured it, not only the floor.
+	clear bool
+	tried int64 // trials run
+	kept  int64 // those that kept the arm
 	// confirming: the last trial of this (frames) arm won, from R
 	// confirmFrom against confirmBefore, and the next must win too, from
 	// about the same R and against both windows, before the arm is kept
@@ -540,8 +545,11 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		return t.from, true
 	}
 	a.won(now)
+	if t.arm == armCopy {
+		a.clear = t.during.clearlyBeats(t.before)
+	}
 	if t.arm == armFrames {
-		// Frames alone: the floor is not held, and the copy arm's keeps
+		// Frames alone: the copy hold ends, and the copy arm's keeps
 		// are no longer in a row.
 		t.arms[armCopy].keptUntil = time.Time{}
 		t.arms[armCopy].keepFor = trialBackoff
@@ -626,8 +634,21 @@ func (t *trial) refillFrom(mem memState) {
 	}
 }
 
-// holding reports whether a kept copy trial's hold lasts at now: neither
-// the far view nor the climb lowers R meanwhile.
+// holdsFloor reports whether R may not go to r: a kept copy trial holds
+// the floor at now, and r is below it.
+func (t *trial) holdsFloor(r, alpha float64, now time.Time) bool {
+	return r < copiesFloor(alpha) && t.holding(now)
+}
+
+// holdsShare reports whether a copy trial kept on a clear win holds R
+// where it measured it at now: neither the far view nor the climb lowers
+// it meanwhile. A keep on a tie holds the floor only.
+func (t *trial) holdsShare(now time.Time) bool {
+	return t.holding(now) && t.arms[armCopy].clear
+}
+
+// holding reports whether a kept copy trial's hold (on the floor, and on
+// R after a clear win) lasts at now.
 func (t *trial) holding(now time.Time) bool { return now.Before(t.arms[armCopy].keptUntil) }
 
 // framesHeld reports whether a kept frames trial holds the frames regime

@@ -115,7 +115,7 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 	if c.trial.arms[armCopy].backoff != trialBackoff {
 		t.Errorf("after a kept trial: next back-off %v, want it reset to %v", c.trial.arms[armCopy].backoff, trialBackoff)
 	}
-	// Kept trials in a row hold the floor twice as long each, up to
+	// Kept trials in a row hold twice as long each, up to
 	// maxTrialBackoff; a lost one resets that.
 	c = testController()
 	for i, want := range []time.Duration{1, 2, 4, 8, 16, 16} {
@@ -123,7 +123,7 @@ func TestControllerTrialLeavesExclusiveRegime(t *testing.T) {
 		c.considerTrial(0.5, 0.5, alpha, exclusiveEv, false, true, now)
 		runTrial(t, c, exclusiveEv, faster, now)
 		if got := c.trial.arms[armCopy].keptUntil.Sub(now); got != want*trialBackoff {
-			t.Errorf("kept trial %d in a row: floor held for %v, want %v", i+1, got, want*trialBackoff)
+			t.Errorf("kept trial %d in a row: held for %v, want %v", i+1, got, want*trialBackoff)
 		}
 	}
 	c.considerTrial(0.5, 0.5, alpha, exclusiveEv, false, true, start.Add(10*time.Hour))
@@ -184,13 +184,14 @@ func TestTrialJudgesByThroughput(t *testing.T) {
 	}
 }
 
-// TestKeptTrialHoldsItsR: within the hold after a kept copy trial,
-// neither the climb nor the far view lowers R from where the trial
-// measured it; after the hold they may. Holding only the floor let the
-// climb take R from 0.95 back to the floor on cached sysbench writes
-// (data 0.5× the memory), where the images no longer hold every page:
-// a copy trial that won by 20% was undone within seconds
-// (docs/BENCHMARKS.md, twenty-eighth session).
+// TestKeptTrialHoldsItsR: within the hold after a copy trial kept on a
+// clear win, neither the climb nor the far view lowers R from where the
+// trial measured it; after the hold they may. Holding only the floor let
+// the climb take R from 0.95 back to the floor on cached sysbench writes
+// (data 0.5× the memory), where the images no longer hold every page: a
+// copy trial that won by 20% was undone within seconds
+// (docs/BENCHMARKS.md, twenty-eighth session). A keep on a tie holds the
+// floor only.
 func TestKeptTrialHoldsItsR(t *testing.T) {
 	const alpha = 0.5
 	floor := copiesFloor(alpha)
@@ -219,6 +220,22 @@ func TestKeptTrialHoldsItsR(t *testing.T) {
 	}
 	if r >= floor {
 		t.Fatalf("after the hold: R %.3f, want below the floor %.3f", r, floor)
+	}
+
+	// Kept on a tie (the same rate and time per access): the floor only.
+	c = testController()
+	c.tDisk = ewma{}
+	runTrial(t, c, exclusiveEv, beforeWin, start)
+	if !c.trial.holding(start) || c.trial.holdsShare(start) {
+		t.Fatalf("kept on a tie: holding %v, holding R %v; want the floor held only", c.trial.holding(start), c.trial.holdsShare(start))
+	}
+	r = 0.95
+	for i := 0; i < 60; i++ {
+		c.now = start.Add(time.Duration(i) * time.Second / 10)
+		r = c.decide(r, r, alpha, fullMem, down)
+	}
+	if r < floor-1e-9 || r > floor+0.01 {
+		t.Fatalf("within the hold after a keep on a tie, 60 decisions wanting lower: R %.3f, want the floor %.3f", r, floor)
 	}
 }
 
@@ -274,8 +291,8 @@ func TestTrialComparesSteadyWindows(t *testing.T) {
 	}
 }
 
-// TestKeptTrialHoldCountsNoSteps: while a kept trial holds R at the
-// floor, the decisions that want lower are not steps: ControllerSteps
+// TestKeptTrialHoldCountsNoSteps: while a kept trial holds R (here at
+// the floor), the decisions that want lower are not steps: ControllerSteps
 // stays, and the step shrinks instead of growing, so that the climb
 // does not drop a full step below the floor when the hold ends.
 func TestKeptTrialHoldCountsNoSteps(t *testing.T) {
