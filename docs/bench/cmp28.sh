@@ -1,20 +1,7 @@
 #!/bin/bash
 # docs/BENCHMARKS.md, "Why auto R misses the best fixed R on cached writes" (twenty-eighth session), the fourth sitting:
 # base (b8f2551) vs final (9cd2c37: trials by operations, logs) vs v16 (far view refuted once the images drained, copy arm above the floor at 0.05% ghost misses)
-run() { b=$1; tag=$2; v=$3; shift 3
-  case $v in 0.5x) n=167772;; 1x) n=335544;; 2x) n=671089;; esac
-  rm -rf dw; mkdir dw; cp -a loads/strata-$n dw/; sync
-  STRATA_BENCH_POOLTRACE=$PWD/tr-$tag STRATA_BENCH_POOLLOG=$PWD/log-$tag ./$b/strata bench sweep \
-    --param table-size --strata-bin ./$b/strata-bench-child --mem-limit 64MiB --cache 32MiB \
-    --strata-cache fill --strata-overhead 32MiB --warmup 10s --duration 5s --keep --strata-page-size 4KiB \
-    --distribution uniform --engine strata --workload oltp_write_only --dataset sysbench --values $v \
-    --dir dw --json w-$tag.json "$@" > w-$tag.txt 2>&1; }
-rrun() { b=$1; tag=$2; ds=$3; v=$4; dist=$5
-  STRATA_BENCH_POOLTRACE=$PWD/tr-$tag STRATA_BENCH_POOLLOG=$PWD/log-$tag ./$b/strata bench sweep \
-    --param table-size --strata-bin ./$b/strata-bench-child --mem-limit 64MiB --cache 32MiB \
-    --strata-cache fill --strata-overhead 32MiB --warmup 10s --duration 5s --keep --strata-page-size 4KiB \
-    --distribution $dist --engine strata --workload oltp_point_select --dataset $ds --values $v \
-    --dir dr-$ds-$v --json rd-$tag.json > rd-$tag.txt 2>&1; }
+. "$(dirname "$0")/runs28.sh"
 for round in 1 2 3 4; do for b in base final v16; do run $b $b-0.5x-$round 0.5x; done; done
 for v in 1x 2x; do for round in 1 2 3; do for b in base final v16; do run $b $b-$v-$round $v; done; done; done
 for p in "sysbench 1.5x special" "sysbench 1x uniform"; do set -- $p; for round in 1 2; do for b in base final v16; do rrun $b $b-$1-$2-$3-$round $1 $2 $3; done; done; done
