@@ -56,12 +56,14 @@ import (
 // stops at α/(1+α) + 0.02 (copiesFloor), where the regime changes, while
 // images still pay, and crosses only after floorPatience decisions that
 // want lower; the far view below (the depth histogram, depth.go) may take
-// R under it at once. Below the floor the climb cannot see the regime
-// above it, and anywhere it cannot see what frames alone would do; trials
-// (trial.go) measure both, and hold what they keep for a while.
+// R under it at once, and in auto mode each of its jumps is a trial,
+// kept only where it does not lose to the recent past (jump.go). Below
+// the floor the climb cannot see the regime above it, and anywhere it
+// cannot see what frames alone would do; trials (trial.go) measure both,
+// and hold what they keep for a while.
 //
-// Nothing is decided and the gate judges nothing during a trial or a
-// kept frames trial's hold (trial.go), after a trial goes back until the
+// Nothing is decided and the gate judges nothing during a trial (but a
+// jump's: jump.go) or a kept frames trial's hold (trial.go), after a trial goes back until the
 // tiers have refilled (settle), nor during the warm-up (warmedUp):
 // until the memory is full and the frames have turned over, the costs and
 // hits are those of a pool filling up, not of its steady state.
@@ -306,7 +308,7 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	c.ghostHitsU, c.ghostHitsC = ev.uOnC+ev.uOnMiss, ev.cOnMiss+ev.cOnComp
 	// First the far view: would frames much larger (a hot set that does
 	// not fit by more than a ghost's tenth) beat the current split?
-	if to, predicted, current, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) && !c.trial.holdsShare(c.now) {
+	if to, predicted, current, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) && !c.trial.holdsShare(c.now) && c.trial.mayJump(c.now) {
 		c.log.Debug("bufferpool: far view jumps", "from", r, "to", to, "usage", usage, "predicted_ns", predicted, "current_ns", current,
 			"cost_hit_c", costHitC, "cost_miss", costMiss, "hits_c", ev.hitsC, "misses", ev.misses, "accesses", ev.accesses())
 		c.jumps++
@@ -551,8 +553,12 @@ func (p *Pool) adjust() {
 		iv.idle = 1
 	}
 	if auto {
+		jumping := c.trial.active && c.trial.arm == armJump
 		if to, ran := c.observeTrial(iv, now); ran {
 			c.syncCompressing(p, now)
+			if jumping {
+				c.duringJump(p, mem, images, ev, skipped, hitsOnCompressed) // jump.go: the gate judges
+			}
 			c.applyShare(p, to) // trial.go: no decision, no gate while one runs
 			return
 		}
@@ -570,6 +576,7 @@ func (p *Pool) adjust() {
 	}
 	c.pend.add(ev)
 	c.trial.observeSteady(iv, p.Share())
+	c.trial.observeRecent(iv)
 	if c.pend.ghostHits() < minGhostEvents && c.pend.accesses() < maxQuietAccesses {
 		return // not enough evidence yet
 	}
@@ -594,7 +601,11 @@ func (p *Pool) adjust() {
 	}
 	r = c.climb(r, usage, alpha, mem)
 	tried := c.trial.tried()
-	r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)
+	if c.jumps > jumps {
+		r = c.startJump(prev, r, p.compressing.Load()) // jump.go: a jump is measured
+	} else {
+		r = c.considerTrial(prev, r, alpha, decided, c.wantedUp, p.compressing.Load(), c.now)
+	}
 	if c.trial.tried() > tried && c.adjustments == steps {
 		c.adjustments++ // a trial is a step (ControllerSteps), once; its end is not
 	}
@@ -623,14 +634,16 @@ func finite(x float64) any {
 }
 
 // climb takes the hill climb's decision from R r on the evidence
-// pending, unless a pending frames confirmation holds R (holdsR): then
-// the decision moves nothing, the climb's step and direction and the
+// pending, unless a pending frames confirmation holds R (holdsR) or the
+// far view jumped with no recent window to judge the jump against
+// (jump.go): then the decision moves nothing, the climb's step and direction and the
 // step counts stay as they were, and it is not counted as stalled or
 // stepping (countStall); whether it wanted R up stays known (mayPay).
 func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 	steps, jumps, step, lastDir := c.adjustments, c.jumps, c.step, c.lastDir
 	next := c.decidePending(r, usage, alpha, mem)
-	if next != r && c.holdsR() {
+	_, judged := c.trial.recentWindow()
+	if next != r && ((c.jumps > jumps && !judged) || c.holdsR()) {
 		c.adjustments, c.jumps, c.step, c.lastDir = steps, jumps, step, lastDir
 		c.steppedUp = false
 		return r

@@ -60,8 +60,10 @@ type Stats struct {
 	ControllerSteps                  int64
 	// ControllerJumps are the steps that lowered R at once by more than
 	// a hill-climb step, predicted from the depth of image hits below the
-	// frames (a hot set the frames would hold if they were larger).
-	ControllerJumps int64
+	// frames (a hot set the frames would hold if they were larger). In
+	// auto mode each is measured as a trial (counted in ControllerTrials
+	// too); JumpsKept are those the measurement kept.
+	ControllerJumps, JumpsKept int64
 	// MissProbes are the store reads the controller made to measure a
 	// miss while nothing missed (probe.go).
 	MissProbes int64
@@ -215,7 +217,7 @@ func (p *Pool) Stats() Stats {
 	st.GainUncompressed, st.GainCompressed = c.lastGainU, c.lastGainC
 	st.LossUncompressed, st.LossCompressed = c.lastLossU, c.lastLossC
 	st.ControllerSteps = c.adjustments
-	st.ControllerJumps = c.jumps
+	st.ControllerJumps, st.JumpsKept = c.jumps, c.trial.arms[armJump].kept
 	st.MissProbes = c.probe.n
 	st.ShareCeiling = c.ceiling
 	st.ControllerTrials = c.trial.tried()

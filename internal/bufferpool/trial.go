@@ -236,8 +236,11 @@ func (w window) clearlyBeats(before window) bool {
 type armKind int
 
 func (a armKind) String() string {
-	if a == armFrames {
+	switch a {
+	case armFrames:
 		return "frames"
+	case armJump:
+		return "jump"
 	}
 	return "copy"
 }
@@ -245,6 +248,7 @@ func (a armKind) String() string {
 const (
 	armCopy   armKind = iota // R at the ceiling (innerCeiling): pages keep their read images
 	armFrames                // R = MinShare, no compressing demotion: frames alone
+	armJump                  // the R the far view jumped to (jump.go)
 	numArms
 )
 
@@ -331,6 +335,16 @@ type trial struct {
 	// framesApplied whether it has, framesKept whether a trial kept it
 	// (syncCompressing).
 	compressFrom, framesApplied, framesKept bool
+	// The recent window: the last trialMeasure intervals outside any
+	// trial, hold or settle, at whatever R (a jump's trial is judged
+	// against it: jump.go); recentN counts them since it last started
+	// anew.
+	recent  [trialMeasure]window
+	recentN int
+	// jumpCompressFrom is whether demotions compressed when a jump's
+	// trial started (the gate may switch them during it; a loss puts
+	// them back).
+	jumpCompressFrom bool
 }
 
 // init sets the back-offs and holds of a controller that starts.
@@ -778,17 +792,22 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 			return next // only a confirming trial skips the back-off
 		}
 	}
-	t.active, t.arm, t.from, t.before = true, a, next, before
-	t.share = c.share(a)
-	t.byModel = a == armFrames && c.framesByModel(alpha)
+	return c.beginTrial(a, next, c.share(a), before, a == armFrames && c.framesByModel(alpha))
+}
+
+// beginTrial starts a trial of arm a from R from at R share, judged
+// against window before (byModel: see trial.byModel), and returns share.
+func (c *controller) beginTrial(a armKind, from, share float64, before window, byModel bool) float64 {
+	t := &c.trial
+	t.active, t.arm, t.from, t.share, t.before, t.byModel = true, a, from, share, before, byModel
 	t.refillFrom(c.mem)
 	c.resetGate() // the gate's windows start with the new regime
 	t.intervals, t.during = 0, window{}
-	t.stuck, t.steadyN = [numArms]int{}, 0
+	t.stuck, t.steadyN, t.recentN = [numArms]int{}, 0, 0
 	t.arms[a].tried++
-	c.log.Debug("bufferpool: trial starts", "arm", a.String(), "from", next, "share", t.share,
-		"by_model", t.byModel, "confirming", t.arms[a].confirming, "before_rate", before.rate(), "before_ns", finite(before.perAccess()))
-	return t.share
+	c.log.Debug("bufferpool: trial starts", "arm", a.String(), "from", from, "share", share,
+		"by_model", byModel, "confirming", t.arms[a].confirming, "before_rate", before.rate(), "before_ns", finite(before.perAccess()))
+	return share
 }
 
 // syncCompressing switches compressing demotions off when the frames
