@@ -643,7 +643,11 @@ func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 	steps, jumps, step, lastDir := c.adjustments, c.jumps, c.step, c.lastDir
 	next := c.decidePending(r, usage, alpha, mem)
 	_, judged := c.trial.recentWindow()
-	if next != r && ((c.jumps > jumps && !judged) || c.holdsR()) {
+	waits := c.jumps > jumps && !judged
+	if waits {
+		c.log.Debug("bufferpool: far view waits for a recent window to judge its jump against", "from", r, "to", next)
+	}
+	if next != r && (waits || c.holdsR()) {
 		c.adjustments, c.jumps, c.step, c.lastDir = steps, jumps, step, lastDir
 		c.steppedUp = false
 		return r

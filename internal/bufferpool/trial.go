@@ -35,8 +35,10 @@ import (
 //
 // An arm is tried after trialPatience decisions in a row in which it may
 // pay (mayPay): the copy arm below the floor with at least half the
-// demotions compressing (exclusiveRegime), or with compressing demotions
-// off where images would serve misses and pay (copyMayPay); the frames
+// demotions compressing (exclusiveRegime), or within steadyDrift above it
+// where the compressed ghost's misses are at least a quarter of a percent
+// of the accesses (nearFloorMisses), or with compressing demotions off
+// where images would serve misses and pay (copyMayPay); the frames
 // arm wherever images serve at least a tenth of the accesses
 // (imagesServe), the pool is not
 // already close to frames alone, and the climb did not want R up below
@@ -405,12 +407,40 @@ func exclusiveRegime(r, alpha float64, ev evidence) bool {
 // image being made for either to see (a cold pool read uniformly, data
 // twice the budget, zstd-19 compressions: a jump on a hit cost inflated
 // 4× by descheduling took R from 0.93 to 0.20, and R ended at 0.05 where
-// 0.95 holds most of the data).
+// 0.95 holds most of the data). Also just above the floor where images
+// would serve many misses (nearFloorMisses).
 func (c *controller) copyMayPay(r, alpha float64, ev evidence, compressing bool) bool {
 	if compressing {
-		return exclusiveRegime(r, alpha, ev)
+		return exclusiveRegime(r, alpha, ev) || c.nearFloorMisses(r, alpha, ev)
 	}
 	return r < copiesFloor(alpha) && ev.cOnMiss > 0 && c.imagesPay(alpha)
+}
+
+// floorMissShare: the copy arm may pay just above the floor where the
+// compressed ghost's misses are at least this share of the accesses
+// (nearFloorMisses).
+const floorMissShare = 0.0025
+
+// nearFloorMisses reports whether share r is at the copies floor or
+// within steadyDrift above it while the compressed ghost sees misses on
+// at least floorMissShare of the accesses in ev, and the device and
+// codec say images pay (imagesPay): R held near the floor by a climb
+// whose two sides take turns, while more images would serve misses. On
+// cached writes (sysbench oltp_write_only, data 0.5× the memory, 4 KiB
+// pages) image hits that waited for the page cleaner made one interval
+// in a few price them at 60–170 µs instead of 15–25: each such decision
+// stepped R down, the others up, and R hovered at 0.35–0.43 with 1–2%
+// misses, where R 0.95 has none and commits 1.1× as much. Base reached
+// R 0.95 only through a wrong jump of the far view below the floor, then
+// a copy trial from there; with jumps measured (jump.go) the wrong jumps
+// go back. The share keeps the arm from where R is near the floor by
+// choice and the ghost sees only the odd miss (sysbench skewed reads at
+// 1.5× the memory saw 0.015%, the writes a median of 0.84%;
+// docs/BENCHMARKS.md, twenty-eighth and twenty-ninth sessions).
+func (c *controller) nearFloorMisses(r, alpha float64, ev evidence) bool {
+	floor := copiesFloor(alpha)
+	return r >= floor && r < floor+steadyDrift && ev.accesses() > 0 &&
+		float64(ev.cOnMiss) >= floorMissShare*float64(ev.accesses()) && c.imagesPay(alpha)
 }
 
 // modelMargin: the model favours frames alone (framesByModel) only where
