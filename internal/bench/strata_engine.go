@@ -393,6 +393,7 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.share_r"] = p.Share
 	m["pool.controller_steps"] = float64(p.ControllerSteps - b.ControllerSteps)
 	m["pool.controller_jumps"] = float64(p.ControllerJumps - b.ControllerJumps)
+	m["pool.controller_jumps_kept"] = float64(p.JumpsKept - b.JumpsKept)
 	m["pool.miss_probes"] = float64(p.MissProbes - b.MissProbes)
 	m["pool.controller_trials"] = float64(p.ControllerTrials - b.ControllerTrials)
 	m["pool.trials_kept"] = float64(p.TrialsKept - b.TrialsKept)

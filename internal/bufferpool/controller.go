@@ -559,7 +559,7 @@ func (p *Pool) adjust() {
 			if jumping {
 				c.duringJump(p, mem, images, ev, skipped, hitsOnCompressed) // jump.go: the gate judges
 			}
-			c.applyShare(p, to) // trial.go: no decision, no gate while one runs
+			c.applyShare(p, to) // trial.go: no decision, no gate while one runs (but a jump's settle)
 			return
 		}
 		c.syncCompressing(p, now)
@@ -638,7 +638,8 @@ func finite(x float64) any {
 // far view jumped with no recent window to judge the jump against
 // (jump.go): then the decision moves nothing, the climb's step and direction and the
 // step counts stay as they were, and it is not counted as stalled or
-// stepping (countStall); whether it wanted R up stays known (mayPay).
+// stepping (countStall); whether it wanted R up stays known (mayPay),
+// except after a jump, which decides nothing else.
 func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 	steps, jumps, step, lastDir := c.adjustments, c.jumps, c.step, c.lastDir
 	next := c.decidePending(r, usage, alpha, mem)
@@ -652,7 +653,11 @@ func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 		c.steppedUp = false
 		return r
 	}
-	c.countStall(r, next)
+	if c.jumps == jumps {
+		// A jump is a trial: the stall count carries over it if it goes
+		// back, and a kept one starts it anew at the next decision.
+		c.countStall(r, next)
+	}
 	return next
 }
 

@@ -10,11 +10,11 @@ import "time"
 // measures of them, and two things it cannot see made it wrong on cached
 // writes (sysbench oltp_write_only, data 0.5× the memory, 4 KiB pages):
 // the whole time of an image hit spikes for an interval when loads wait
-// for the page cleaner (20–40 µs an image hit in most intervals, 140–380
-// µs in the one each jump was decided on), and a miss on the write path
-// defers its commit, which costs the writes about twice the CPU the pool
-// prices the miss at. The far view jumped from R 0.45 to 0.05 every 3–5
-// s, the climb took R back up, and auto ran at 0.82–0.88× of R 0.95,
+// for the page cleaner (11–40 µs an image hit in most intervals, 45–376
+// µs in the intervals the jumps were decided on), and a miss on the write
+// path defers its commit, which costs the writes about twice the CPU the
+// pool prices the miss at. The far view jumped from R 0.45 to 0.05 every
+// 3–5 s, the climb took R back up, and auto ran at 0.82–0.88× of R 0.95,
 // which has no misses there (docs/BENCHMARKS.md, twenty-eighth session).
 // Where the writes' data is 1–2× the memory the same jumps were right
 // (R 0.05 with compressions switched off by the gate ran as fast as or
@@ -22,41 +22,50 @@ import "time"
 //
 // So in auto mode a jump is a trial of its own arm (armJump): the pool
 // runs at the jump's R for trialSettle intervals, measures trialMeasure
-// intervals, and keeps the jump if that window beats the recent window
-// (the last trialMeasure intervals outside any trial, hold or settle, at
-// whatever R the climb had them: the regime the jump leaves) by
-// window.beats (operations a second where the database counts them;
-// within trialMargin, the time per access, where the far view's
-// prediction decides the tie). Unlike the other arms, the gate judges
-// during a jump's trial: the regime a jump leads to includes what the
-// gate then does (compressions off at R 0.05 for writes at 1–2×). A jump
-// that loses goes back to the R before it, with compressions as they
-// were, settles as a lost trial does, and the far view waits out the
+// intervals, and keeps the jump only if that window clearly beats
+// (window.clearlyBeats: operations a second where the database counts
+// them, by more than trialMargin; else a time per access lower by more
+// than trialMargin) the recent window: the trialMeasure intervals before
+// the one the jump was decided on (that interval is left out: the jumps
+// were decided on intervals whose costs spiked), outside any trial,
+// kept frames trial's hold or settle, at whatever R the climb had them.
+// A tie goes back: the far view's prediction is what is in doubt. Unlike
+// the other arms, the gate judges during a jump's settle: the regime a
+// jump leads to includes what the gate then does (compressions off at R
+// 0.05 for writes at 1–2×, within 0.2–0.5 s of the jump); during the
+// measured window it does not, so that the window measures one regime.
+// A jump that loses goes back to the R before it, with compressions as
+// they were, settles as a lost trial does, and the far view waits out the
 // jump arm's back-off (a minute, doubling with each loss in a row, up to
-// maxTrialBackoff) before it jumps again; the climb acts meanwhile. A
-// jump with no recent window to be judged against (the first intervals
-// after the warm-up, a trial or a settle) waits for one. The hill climb's
-// own steps are not measured so: each moves R by at most maxStep, which
-// the next decisions correct.
+// maxTrialBackoff) before it jumps again; the climb acts meanwhile. A kept
+// jump holds nothing: the climb acts from there at once, and the far view
+// may jump again once the recent window has refilled. A jump with no
+// recent window to be judged against (the first intervals after the
+// warm-up, a trial or a settle) waits for one. The hill climb's own steps
+// are not measured so: each moves R by at most maxStep, which the next
+// decisions correct.
 //
 // Lock rules: called from adjust with the controller's mutex held.
 
-// observeRecent records an interval measured outside any trial, hold or
-// settle in the recent window.
+// observeRecent records an interval measured outside any trial, kept
+// frames trial's hold or settle among the recent intervals.
 func (t *trial) observeRecent(iv window) {
-	t.recent[t.recentN%trialMeasure] = iv
+	t.recent[t.recentN%len(t.recent)] = iv
 	t.recentN++
 }
 
-// recentWindow returns the recent window, if it has trialMeasure
-// intervals.
+// recentWindow returns the recent window, the trialMeasure intervals
+// before the newest recorded, if there are as many.
 func (t *trial) recentWindow() (window, bool) {
 	var w window
-	if t.recentN < trialMeasure {
+	if t.recentN < len(t.recent) {
 		return w, false
 	}
-	for _, iv := range t.recent {
-		w.add(iv)
+	newest := (t.recentN - 1) % len(t.recent)
+	for i, iv := range t.recent {
+		if i != newest {
+			w.add(iv)
+		}
 	}
 	return w, w.n > 0
 }
@@ -78,13 +87,14 @@ func (c *controller) startJump(from, to float64, compressing bool) float64 {
 
 // duringJump is run for each interval of a jump's trial, after it was
 // observed (observeTrial), with the interval's evidence: the gate judges
-// while the trial runs, and if it went back, compressions are put back as
-// they were when it started.
+// during the trial's settle, and if the trial went back, compressions are
+// put back as they were when it started.
 func (c *controller) duringJump(p *Pool, mem memState, images int, ev evidence, skipped, hitsOnCompressed int64) {
 	switch {
-	case c.trial.active:
+	case c.trial.active && c.trial.intervals < trialSettle:
 		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)
-	case c.settling:
+	case !c.trial.active && c.settling && p.compressing.Load() != c.trial.jumpCompressFrom:
 		p.compressing.Store(c.trial.jumpCompressFrom)
+		c.log.Debug("bufferpool: a lost jump puts compressing demotions back", "compressing", c.trial.jumpCompressFrom)
 	}
 }

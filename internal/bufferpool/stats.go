@@ -68,7 +68,8 @@ type Stats struct {
 	// miss while nothing missed (probe.go).
 	MissProbes int64
 	// ControllerTrials are the times the controller left its regime to
-	// measure another (trial.go); TrialsKept those that kept it.
+	// measure another (trial.go), far-view jumps included (jump.go);
+	// TrialsKept those that kept it (JumpsKept included).
 	// FramesTrials and FramesTrialsKept count those of them that
 	// measured frames alone (R = MinShare, no compressing demotion).
 	ControllerTrials, TrialsKept   int64

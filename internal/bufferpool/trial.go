@@ -10,7 +10,8 @@ import (
 // The hill climb prices accesses by their wall time and sees only what its
 // ghosts and depth histogram show, a tenth of the budget either way. Two
 // other regimes are out of its sight, and the controller measures them
-// instead (each an arm):
+// instead (each an arm; a third arm measures the far view's jumps, with
+// rules of its own: jump.go):
 //
 //   - The copy arm (R at the ceiling, 1 − MinShare unless the inner pages
 //     need more frames: innerCeiling; pages keep their read images). Below
@@ -120,7 +121,8 @@ import (
 // the frames arm after them, its next keep held twice as long. The
 // measurement outranks the model that ran into it, for a while. No
 // decision is taken and the gate judges nothing while a trial runs (its
-// windows start anew at both ends). A trial costs its trialSettle +
+// windows start anew at both ends; a jump's trial lets the gate judge in
+// its settle: jump.go). A trial costs its trialSettle +
 // trialMeasure intervals (2 s by default) and, when it goes back, the
 // refill after it: at most once per back-off of the copy arm, twice (a
 // first win, then a lost confirmation) of the frames arm.
@@ -337,11 +339,11 @@ type trial struct {
 	// framesApplied whether it has, framesKept whether a trial kept it
 	// (syncCompressing).
 	compressFrom, framesApplied, framesKept bool
-	// The recent window: the last trialMeasure intervals outside any
-	// trial, hold or settle, at whatever R (a jump's trial is judged
-	// against it: jump.go); recentN counts them since it last started
-	// anew.
-	recent  [trialMeasure]window
+	// The recent intervals: the last trialMeasure+1 outside any trial,
+	// kept frames trial's hold or settle, at whatever R (a jump's trial is
+	// judged against all but the newest: recentWindow, jump.go); recentN
+	// counts them since they last started anew.
+	recent  [trialMeasure + 1]window
 	recentN int
 	// jumpCompressFrom is whether demotions compressed when a jump's
 	// trial started (the gate may switch them during it; a loss puts
@@ -421,14 +423,16 @@ func (c *controller) copyMayPay(r, alpha float64, ev evidence, compressing bool)
 // (nearFloorMisses).
 const floorMissShare = 0.0025
 
-// nearFloorMisses reports whether share r is at the copies floor or
-// within steadyDrift above it while the compressed ghost sees misses on
-// at least floorMissShare of the accesses in ev, and the device and
-// codec say images pay (imagesPay): R held near the floor by a climb
+// nearFloorMisses reports whether share r is at the copies floor (within
+// 0.01, as the climb's hold there) or within steadyDrift above it, outside
+// a kept copy trial's hold (whose keep on a tie lets the climb back to
+// the floor: the two would undo each other), while the compressed ghost
+// sees misses on at least floorMissShare of the accesses in ev, and the
+// device and codec say images pay (imagesPay): R held near the floor by a climb
 // whose two sides take turns, while more images would serve misses. On
 // cached writes (sysbench oltp_write_only, data 0.5× the memory, 4 KiB
 // pages) image hits that waited for the page cleaner made one interval
-// in a few price them at 60–170 µs instead of 15–25: each such decision
+// in a few price them at 55–185 µs instead of 13–30: each such decision
 // stepped R down, the others up, and R hovered at 0.35–0.43 with 1–2%
 // misses, where R 0.95 has none and commits 1.1× as much. Base reached
 // R 0.95 only through a wrong jump of the far view below the floor, then
@@ -439,7 +443,7 @@ const floorMissShare = 0.0025
 // docs/BENCHMARKS.md, twenty-eighth and twenty-ninth sessions).
 func (c *controller) nearFloorMisses(r, alpha float64, ev evidence) bool {
 	floor := copiesFloor(alpha)
-	return r >= floor && r < floor+steadyDrift && ev.accesses() > 0 &&
+	return r >= floor-0.01 && r < floor+steadyDrift && !c.trial.holding(c.now) && ev.accesses() > 0 &&
 		float64(ev.cOnMiss) >= floorMissShare*float64(ev.accesses()) && c.imagesPay(alpha)
 }
 
@@ -515,7 +519,8 @@ func (c *controller) framesAddMisses(alpha float64, ev evidence) bool {
 	return ok && predicted > 2*float64(ev.misses)+framesMissShare*float64(ev.accesses())
 }
 
-// share is the R that arm a runs at.
+// share is the R that arm a runs at (the jump arm's is the jump's own:
+// startJump).
 func (c *controller) share(a armKind) float64 {
 	if a == armFrames {
 		return c.minShare
@@ -554,6 +559,9 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	c.closeTrial()
 	a := &t.arms[t.arm]
 	won := t.during.beats(t.before)
+	if t.arm == armJump {
+		won = t.during.clearlyBeats(t.before) // jump.go: the jump must win
+	}
 	if t.arm == armFrames {
 		won = t.during.clearlyBeats(t.before)
 		if won && a.confirming {
@@ -587,6 +595,11 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		a.lost(now)
 		c.settling, c.settled = true, 0
 		return t.from, true
+	}
+	if t.arm == armJump {
+		a.kept++ // a kept jump holds nothing (jump.go)
+		a.backoff = trialBackoff
+		return t.share, true
 	}
 	a.won(now)
 	if t.arm == armCopy {
@@ -829,6 +842,9 @@ func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wante
 // against window before (byModel: see trial.byModel), and returns share.
 func (c *controller) beginTrial(a armKind, from, share float64, before window, byModel bool) float64 {
 	t := &c.trial
+	if a != armFrames {
+		t.arms[armFrames].confirming = false // another regime measured since a first frames win
+	}
 	t.active, t.arm, t.from, t.share, t.before, t.byModel = true, a, from, share, before, byModel
 	t.refillFrom(c.mem)
 	c.resetGate() // the gate's windows start with the new regime

@@ -184,6 +184,7 @@ func StatsFields(st strata.Stats) []StatsField {
 		{"t_comp_us", us(p.TComp), "T_comp, moving average"},
 		{"controller_steps", p.ControllerSteps, ""},
 		{"controller_jumps", p.ControllerJumps, ""},
+		{"controller_jumps_kept", p.JumpsKept, "jumps a trial kept"},
 		{"miss_probes", p.MissProbes, ""},
 		{"frame_bytes", p.FrameBytes, "uncompressed tier in use"},
 		{"image_bytes", p.ImageBytes, "compressed tier in use"},

@@ -129,6 +129,7 @@ var engineMetrics = []engineMetric{
 	{newDesc("pool_compress_seconds", "T_comp: moving average of one demoted page's compression."), gauge, func(st *strata.Stats) float64 { return secs(st.Pool.TComp) }},
 	{newDesc("pool_controller_steps_total", "Adjustments of R by the controller."), counter, func(st *strata.Stats) float64 { return float64(st.Pool.ControllerSteps) }},
 	{newDesc("pool_controller_jumps_total", "Adjustments that lowered R at once, predicted from the depth of image hits below the frames."), counter, func(st *strata.Stats) float64 { return float64(st.Pool.ControllerJumps) }},
+	{newDesc("pool_controller_jumps_kept_total", "Jumps of R kept after a trial measured them."), counter, func(st *strata.Stats) float64 { return float64(st.Pool.JumpsKept) }},
 	{newDesc("pool_miss_probes_total", "Store reads the controller made to measure a miss while nothing missed."), counter, func(st *strata.Stats) float64 { return float64(st.Pool.MissProbes) }},
 	{newDesc("pool_cache_bytes", "The buffer pool's memory budget."), gauge, func(st *strata.Stats) float64 { return float64(st.Pool.CacheSize) }},
 	{newDesc("pool_frame_bytes", "Bytes of uncompressed frames in use."), gauge, func(st *strata.Stats) float64 { return float64(st.Pool.FrameBytes) }},
