@@ -1,5 +1,5 @@
 #!/bin/bash
-# docs/BENCHMARKS.md, "A far-view jump measured as a trial" (twenty-ninth session), the first sitting:
+# docs/BENCHMARKS.md, "Far-view jumps measured as trials, the copy arm tried near the floor" (twenty-ninth session), the first sitting:
 # base (56f6970) vs new (a far-view jump measured as a trial) vs R 0.95 (base), cached oltp_write_only,
 # 30 s measured: 3 rounds at 0.5x, 2 at 1x and 2x. Runs are runs28.sh's (copy it beside this script).
 . "$(dirname "$0")/runs28.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# docs/BENCHMARKS.md, "Issue 9's sweep on the final code" (twenty-ninth session): the sweep (2 threads,
+# docs/BENCHMARKS.md, "Far-view jumps measured as trials, the copy arm tried near the floor" (twenty-ninth session), its sweep: the sweep (2 threads,
 # 64 MiB limit, Strata's cache the limit less 24 MiB, 4 KiB pages, the peers beside Strata) on the
 # session's final code, on the twenty-fifth session's loads (LOADS: d-sysbench, d-events): point reads
 # with uniform keys on both data sets and special keys on sysbench rows, read-only OLTP (range scans)

@@ -57,13 +57,13 @@ import (
 // images still pay, and crosses only after floorPatience decisions that
 // want lower; the far view below (the depth histogram, depth.go) may take
 // R under it at once, and in auto mode each of its jumps is a trial,
-// kept only where it does not lose to the recent past (jump.go). Below
+// kept only where it clearly beats the recent past (jump.go). Below
 // the floor the climb cannot see the regime above it, and anywhere it
 // cannot see what frames alone would do; trials (trial.go) measure both,
 // and hold what they keep for a while.
 //
-// Nothing is decided and the gate judges nothing during a trial (but a
-// jump's: jump.go) or a kept frames trial's hold (trial.go), after a trial goes back until the
+// Nothing is decided and the gate judges nothing during a trial (but in
+// a jump's settle: jump.go) or a kept frames trial's hold (trial.go), after a trial goes back until the
 // tiers have refilled (settle), nor during the warm-up (warmedUp):
 // until the memory is full and the frames have turned over, the costs and
 // hits are those of a pool filling up, not of its steady state.
@@ -309,7 +309,7 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	// First the far view: would frames much larger (a hot set that does
 	// not fit by more than a ghost's tenth) beat the current split?
 	if to, predicted, current, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) && !c.trial.holdsShare(c.now) && c.trial.mayJump(c.now) {
-		c.log.Debug("bufferpool: far view jumps", "from", r, "to", to, "usage", usage, "predicted_ns", predicted, "current_ns", current,
+		c.log.Debug("bufferpool: far view wants to jump", "from", r, "to", to, "usage", usage, "predicted_ns", predicted, "current_ns", current,
 			"cost_hit_c", costHitC, "cost_miss", costMiss, "hits_c", ev.hitsC, "misses", ev.misses, "accesses", ev.accesses())
 		c.jumps++
 		c.adjustments++
@@ -559,7 +559,7 @@ func (p *Pool) adjust() {
 			if jumping {
 				c.duringJump(p, mem, images, ev, skipped, hitsOnCompressed) // jump.go: the gate judges
 			}
-			c.applyShare(p, to) // trial.go: no decision, no gate while one runs (but a jump's settle)
+			c.applyShare(p, to) // trial.go: no decision, no gate while one runs (but in a jump's settle)
 			return
 		}
 		c.syncCompressing(p, now)
@@ -654,9 +654,12 @@ func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 		return r
 	}
 	if c.jumps == jumps {
-		// A jump is a trial: the stall count carries over it if it goes
-		// back, and a kept one starts it anew at the next decision.
 		c.countStall(r, next)
+	} else {
+		// A jump is a trial: the stall count carries over it if it goes
+		// back (no step up either), and a kept one starts it anew at the
+		// next decision.
+		c.steppedUp = false
 	}
 	return next
 }

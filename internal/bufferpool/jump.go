@@ -10,10 +10,10 @@ import "time"
 // measures of them, and two things it cannot see made it wrong on cached
 // writes (sysbench oltp_write_only, data 0.5× the memory, 4 KiB pages):
 // the whole time of an image hit spikes for an interval when loads wait
-// for the page cleaner (11–40 µs an image hit in most intervals, 45–376
-// µs in the intervals the jumps were decided on), and a miss on the write
-// path defers its commit, which costs the writes about twice the CPU the
-// pool prices the miss at. The far view jumped from R 0.45 to 0.05 every
+// for the page cleaner (the jumps to R ≤ 0.3 were decided at 15–141 µs an
+// image hit, half of them above the 40 µs median of all decisions), and a
+// miss on the write path defers its commit, which costs the writes about
+// twice the CPU the pool prices the miss at. The far view jumped from R 0.45 to 0.05 every
 // 3–5 s, the climb took R back up, and auto ran at 0.82–0.88× of R 0.95,
 // which has no misses there (docs/BENCHMARKS.md, twenty-eighth session).
 // Where the writes' data is 1–2× the memory the same jumps were right
@@ -26,14 +26,18 @@ import "time"
 // (window.clearlyBeats: operations a second where the database counts
 // them, by more than trialMargin; else a time per access lower by more
 // than trialMargin) the recent window: the trialMeasure intervals before
-// the one the jump was decided on (that interval is left out: the jumps
+// the one the jump was decided on (that interval is left out: many jumps
 // were decided on intervals whose costs spiked), outside any trial,
 // kept frames trial's hold or settle, at whatever R the climb had them.
 // A tie goes back: the far view's prediction is what is in doubt. Unlike
-// the other arms, the gate judges during a jump's settle: the regime a
-// jump leads to includes what the gate then does (compressions off at R
-// 0.05 for writes at 1–2×, within 0.2–0.5 s of the jump); during the
-// measured window it does not, so that the window measures one regime.
+// the other arms, the gate judges during a jump's settle (in all but its
+// last interval): the regime a jump leads to includes what the gate then
+// does (compressions off at R 0.05 for writes at 1–2×, within 0.2–0.5 s
+// of the jump); during the measured window it does not, so that the
+// window measures one regime. With few images left after a jump the
+// gate's windows are short, and on cached writes it switched 2–6 times
+// in a settle: the window then measures whichever way it last switched
+// (allowing it one switch per settle is not measured).
 // A jump that loses goes back to the R before it, with compressions as
 // they were, settles as a lost trial does, and the far view waits out the
 // jump arm's back-off (a minute, doubling with each loss in a row, up to
@@ -41,7 +45,7 @@ import "time"
 // jump holds nothing: the climb acts from there at once, and the far view
 // may jump again once the recent window has refilled. A jump with no
 // recent window to be judged against (the first intervals after the
-// warm-up, a trial or a settle) waits for one. The hill climb's own steps
+// warm-up, a trial, a kept frames trial's hold or a settle) waits for one. The hill climb's own steps
 // are not measured so: each moves R by at most maxStep, which the next
 // decisions correct.
 //
@@ -86,9 +90,10 @@ func (c *controller) startJump(from, to float64, compressing bool) float64 {
 }
 
 // duringJump is run for each interval of a jump's trial, after it was
-// observed (observeTrial), with the interval's evidence: the gate judges
-// during the trial's settle, and if the trial went back, compressions are
-// put back as they were when it started.
+// observed (observeTrial, which counts it), with the interval's evidence:
+// the gate judges in the trial's first trialSettle − 1 intervals (a switch
+// in the last would take effect in the measured window), and if the trial
+// went back, compressions are put back as they were when it started.
 func (c *controller) duringJump(p *Pool, mem memState, images int, ev evidence, skipped, hitsOnCompressed int64) {
 	switch {
 	case c.trial.active && c.trial.intervals < trialSettle:

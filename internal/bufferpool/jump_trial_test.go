@@ -107,7 +107,11 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 	}
 	c.settling = false
 	fillRecent(c, beforeWin)
-	later := start.Add(trialBackoff + 3*trialBackoff) // the back-off doubled
+	later := start.Add(3 * trialBackoff) // the second loss, a minute in, waits twice as long
+	if r := jumpOnce(c, 0.9, later.Add(-time.Second)); c.trial.active || r < 0.9-maxStep {
+		t.Fatalf("within the doubled back-off: R %.2f, trial %v; want no jump", r, c.trial.active)
+	}
+	fillRecent(c, beforeWin)
 	if to = jumpOnce(c, 0.9, later); !c.trial.active {
 		t.Fatalf("after the doubled back-off: R %.2f, want a jump measured again", to)
 	}
@@ -117,15 +121,48 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 	if r := endJump(t, c, faster, later); r != to || c.settling || c.trial.arms[armJump].kept != 1 {
 		t.Fatalf("a jump that ran 1.2× as fast: R %.2f after it, settling %v, kept %d; want %.2f kept", r, c.settling, c.trial.arms[armJump].kept, to)
 	}
-	// A kept jump holds nothing: the climb may raise R at once.
+	// A kept jump holds nothing: the climb may raise R at once, and the
+	// far view jump again once the recent window has refilled.
 	c.pend = ghosts(0, 200)
 	if r := c.climb(to, to, 0.5, fullMem); r <= to {
 		t.Fatalf("after a kept jump, the compressed ghost winning: R %.2f, want above the jump's %.2f", r, to)
 	}
+	fillRecent(c, beforeWin)
+	if r := jumpOnce(c, 0.9, later.Add(time.Second)); !c.trial.active || c.trial.arm != armJump {
+		t.Fatalf("after a kept jump: R %.2f, trial %v; want the next jump measured at once", r, c.trial.active)
+	}
+}
+
+// TestJumpJudgedAgainstIntervalsBefore: the recent window a jump is
+// judged against is the trialMeasure intervals before the newest (the one
+// the jump was decided on, whose costs may have spiked); with fewer
+// recorded the jump waits. A jump's trial ends a pending frames
+// confirmation (another regime was measured since the first win).
+func TestJumpJudgedAgainstIntervalsBefore(t *testing.T) {
+	c := jumpController()
+	for i := 0; i < trialMeasure; i++ {
+		c.trial.observeRecent(beforeWin)
+	}
+	if _, ok := c.trial.recentWindow(); ok {
+		t.Fatalf("%d intervals recorded: want no recent window (the newest is left out)", trialMeasure)
+	}
+	if r := jumpOnce(c, 0.9, time.Unix(1000, 0)); r != 0.9 || c.trial.active {
+		t.Fatalf("%d intervals recorded: R %.2f, trial %v; want the jump to wait", trialMeasure, r, c.trial.active)
+	}
+	spike := window{cost: 1e9, n: 10, wall: 100e6} // the interval the jump is decided on
+	c.trial.observeRecent(spike)
+	w, ok := c.trial.recentWindow()
+	if want := (window{cost: trialMeasure * beforeWin.cost, n: trialMeasure * beforeWin.n, wall: trialMeasure * beforeWin.wall}); !ok || w != want {
+		t.Fatalf("recent window %+v, %v; want the %d intervals before the newest, %+v", w, ok, trialMeasure, want)
+	}
+	c.trial.arms[armFrames].confirming = true
+	if jumpOnce(c, 0.9, time.Unix(1000, 0)); !c.trial.active || c.trial.arms[armFrames].confirming {
+		t.Fatalf("a jump's trial: active %v, frames confirming %v; want a trial and the confirmation ended", c.trial.active, c.trial.arms[armFrames].confirming)
+	}
 }
 
 // TestJumpTrialInPool drives a pool's own adjust through a jump's trial:
-// the gate judges while it runs (the regime a jump leads to includes the
+// the gate judges in its settle, not in its measured window (the regime a jump leads to includes the
 // gate's verdict there: compressions off at R 0.05 for cached writes at
 // 1–2× the memory), and a lost trial puts R and compressions back as they
 // were before the jump.
@@ -162,8 +199,29 @@ func TestJumpTrialInPool(t *testing.T) {
 	read()
 	p.adjust()
 	if p.compressing.Load() || !c.trial.active {
-		t.Fatalf("during a jump's trial: compressing %v, trial %v; want the gate to have switched compressions off", p.compressing.Load(), c.trial.active)
+		t.Fatalf("in a jump's settle: compressing %v, trial %v; want the gate to have switched compressions off", p.compressing.Load(), c.trial.active)
 	}
+	intervals := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.trial.intervals
+	}
+	for intervals() < trialSettle {
+		read()
+		p.adjust()
+	}
+	// In the measured window the gate judges nothing, whatever its
+	// windows hold.
+	p.compressing.Store(true)
+	c.mu.Lock()
+	c.gateDem, c.gateHits = 1<<40, 0
+	c.mu.Unlock()
+	read()
+	p.adjust()
+	if !p.compressing.Load() || !c.trial.active {
+		t.Fatalf("in a jump's measured window: compressing %v, trial %v; want the gate idle, compressions on", p.compressing.Load(), c.trial.active)
+	}
+	p.compressing.Store(false) // as the gate left them in the settle
 	for c.trial.active {
 		read()
 		p.adjust()

@@ -431,10 +431,11 @@ const floorMissShare = 0.0025
 // device and codec say images pay (imagesPay): R held near the floor by a climb
 // whose two sides take turns, while more images would serve misses. On
 // cached writes (sysbench oltp_write_only, data 0.5× the memory, 4 KiB
-// pages) image hits that waited for the page cleaner made one interval
-// in a few price them at 55–185 µs instead of 13–30: each such decision
-// stepped R down, the others up, and R hovered at 0.35–0.43 with 1–2%
-// misses, where R 0.95 has none and commits 1.1× as much. Base reached
+// pages) the climb's steps down came on intervals whose image hits cost
+// about twice the usual (waits for the page cleaner: a median 38 µs,
+// quartiles 20–78, against 18 µs, 16–22, for its steps up), and R hovered
+// at 0.35–0.43 with 1–2% misses, where R 0.95 has none and commits 1.1×
+// as much. Base reached
 // R 0.95 only through a wrong jump of the far view below the floor, then
 // a copy trial from there; with jumps measured (jump.go) the wrong jumps
 // go back. The share keeps the arm from where R is near the floor by
