@@ -24,14 +24,7 @@ func TestCopyTrialNearFloorWithMisses(t *testing.T) {
 	few := missing
 	few.cOnMiss = 20 // 0.12%
 	try := func(c *controller, r float64, ev evidence) bool {
-		for i := 0; i < trialSettle+trialMeasure; i++ {
-			c.trial.observeSteady(beforeWin, r)
-		}
-		for i := 0; i < trialPatience && !c.trial.active; i++ {
-			c.trial.observeSteady(beforeWin, r)
-			c.considerTrial(r, r, alpha, ev, false, true, start)
-		}
-		return c.trial.active && c.trial.arm == armCopy
+		return tryCopyTrial(c, r, alpha, ev, true, start)
 	}
 	for _, r := range []float64{floor - 0.005, floor, floor + 0.03} {
 		if c := testController(); !try(c, r, missing) || c.trial.share != 0.95 {

@@ -1,7 +1,6 @@
 package bufferpool
 
 import (
-	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -31,9 +30,10 @@ func startFramesTrial(c *controller, r, step float64, wantedUp bool, ev evidence
 }
 
 // finishTrial feeds the running trial win every interval until it ends
-// and returns the R it leaves.
+// and returns the R it leaves; while it runs R must stay at the trial's.
 func finishTrial(t *testing.T, c *controller, win window, now time.Time) float64 {
 	t.Helper()
+	share := c.trial.share
 	for i := 0; i < 2*(trialSettle+trialMeasure); i++ {
 		r, ran := c.observeTrial(win, now)
 		if !ran {
@@ -42,8 +42,8 @@ func finishTrial(t *testing.T, c *controller, win window, now time.Time) float64
 		if !c.trial.active {
 			return r
 		}
-		if r != c.minShare {
-			t.Fatalf("interval %d of a frames trial: R %.2f, want MinShare %.2f", i, r, c.minShare)
+		if r != share {
+			t.Fatalf("interval %d of a %v trial: R %.2f, want its %.2f", i, c.trial.arm, r, share)
 		}
 	}
 	t.Fatal("the trial did not end")
@@ -237,14 +237,8 @@ func TestFramesTrialEndsCopyHold(t *testing.T) {
 // controller gathers no evidence and takes no step, and after it (the
 // gate judges from there); SetShare ends a hold at once.
 func TestFramesTrialSwitchesCompressionInPool(t *testing.T) {
-	p, n := simPool(t, 2, hotSetBudget, -1, 0, func(o *Options) { o.ControllerInterval = time.Hour })
-	rng := rand.New(rand.NewPCG(7, 8))
+	p, read := manualPool(t, 7)
 	c := &p.ctl
-	read := func() {
-		for i := 0; i < 200; i++ {
-			readSimPage(t, p, PageID(rng.Uint64N(n)))
-		}
-	}
 	// runTrial runs a frames trial from R 0.9 judged against before,
 	// with demotions compressing or not before it.
 	runTrial := func(before window, compressing bool) {

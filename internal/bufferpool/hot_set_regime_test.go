@@ -152,6 +152,19 @@ func readSimPage(t *testing.T, p *Pool, id PageID) {
 	pg.Release()
 }
 
+// manualPool opens a pool like simPool whose controller never runs by
+// itself (the test calls adjust), and returns it with a function that
+// reads 200 of its pages, uniformly, with an rng seeded by seed.
+func manualPool(t *testing.T, seed uint64) (*Pool, func()) {
+	p, n := simPool(t, 2, hotSetBudget, -1, 0, func(o *Options) { o.ControllerInterval = time.Hour })
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	return p, func() {
+		for i := 0; i < 200; i++ {
+			readSimPage(t, p, PageID(rng.Uint64N(n)))
+		}
+	}
+}
+
 // TestFixedShareTakesNoStep: with R fixed, the controller still reports
 // what it would want (TargetShare), but counts no step and no jump where the
 // automatic controller jumps (the hot set of TestControllerFindsHotSetInFrames).

@@ -1,7 +1,6 @@
 package bufferpool
 
 import (
-	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -43,28 +42,6 @@ func fillRecent(c *controller, win window) {
 	}
 }
 
-// endJump feeds the running jump trial win every interval until it ends
-// and returns the R it leaves; during the trial R must stay at the
-// jump's.
-func endJump(t *testing.T, c *controller, win window, now time.Time) float64 {
-	t.Helper()
-	share := c.trial.share
-	for i := 0; i < 2*(trialSettle+trialMeasure); i++ {
-		r, ran := c.observeTrial(win, now)
-		if !ran {
-			t.Fatal("no trial ran")
-		}
-		if !c.trial.active {
-			return r
-		}
-		if r != share {
-			t.Fatalf("interval %d of a jump's trial: R %.2f, want the jump's %.2f", i, r, share)
-		}
-	}
-	t.Fatal("the trial did not end")
-	return 0
-}
-
 // TestFarViewJumpIsMeasured: a jump of the far view is a trial of its own
 // arm, judged against the recent window (the intervals before the one it
 // was decided on, at whatever R): it waits for such a window; one that
@@ -87,7 +64,7 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 	slower := beforeWin
 	slower.n *= 0.8 // 20% fewer accesses a second
 	slower.cost *= 0.8
-	if r := endJump(t, c, slower, start); r != 0.9 || !c.settling || c.trial.arms[armJump].kept != 0 {
+	if r := finishTrial(t, c, slower, start); r != 0.9 || !c.settling || c.trial.arms[armJump].kept != 0 {
 		t.Fatalf("a jump that ran 0.8× as fast: R %.2f after it, settling %v, kept %d; want back at 0.9, settling, none kept",
 			r, c.settling, c.trial.arms[armJump].kept)
 	}
@@ -102,7 +79,7 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 		t.Fatalf("after the back-off: R %.2f after %d jumps, trial %v; want a jump measured again", to, c.jumps, c.trial.active)
 	}
 	// As fast, and by the objective as cheap: a tie, which goes back.
-	if r := endJump(t, c, beforeWin, start.Add(trialBackoff)); r != 0.9 || c.trial.arms[armJump].kept != 0 {
+	if r := finishTrial(t, c, beforeWin, start.Add(trialBackoff)); r != 0.9 || c.trial.arms[armJump].kept != 0 {
 		t.Fatalf("a jump that ran as fast: R %.2f after it, kept %d; want back at 0.9, none kept", r, c.trial.arms[armJump].kept)
 	}
 	c.settling = false
@@ -118,7 +95,7 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 	faster := beforeWin
 	faster.n *= 1.2
 	faster.cost *= 1.2
-	if r := endJump(t, c, faster, later); r != to || c.settling || c.trial.arms[armJump].kept != 1 {
+	if r := finishTrial(t, c, faster, later); r != to || c.settling || c.trial.arms[armJump].kept != 1 {
 		t.Fatalf("a jump that ran 1.2× as fast: R %.2f after it, settling %v, kept %d; want %.2f kept", r, c.settling, c.trial.arms[armJump].kept, to)
 	}
 	// A kept jump holds nothing: the climb may raise R at once, and the
@@ -162,19 +139,13 @@ func TestJumpJudgedAgainstIntervalsBefore(t *testing.T) {
 }
 
 // TestJumpTrialInPool drives a pool's own adjust through a jump's trial:
-// the gate judges in its settle, not in its measured window (the regime a jump leads to includes the
-// gate's verdict there: compressions off at R 0.05 for cached writes at
-// 1–2× the memory), and a lost trial puts R and compressions back as they
-// were before the jump.
+// the gate judges in its settle, not in its measured window (the regime a
+// jump leads to includes the gate's verdict there: compressions off at R
+// 0.05 for cached writes at 1–2× the memory), and a lost trial puts R and
+// compressions back as they were before the jump.
 func TestJumpTrialInPool(t *testing.T) {
-	p, n := simPool(t, 2, hotSetBudget, -1, 0, func(o *Options) { o.ControllerInterval = time.Hour })
-	rng := rand.New(rand.NewPCG(9, 10))
+	p, read := manualPool(t, 9)
 	c := &p.ctl
-	read := func() {
-		for i := 0; i < 200; i++ {
-			readSimPage(t, p, PageID(rng.Uint64N(n)))
-		}
-	}
 	for i := 0; i < 20; i++ {
 		read()
 	}

@@ -353,14 +353,7 @@ func TestCopyTrialWithCompressionsOff(t *testing.T) {
 	start := time.Unix(1000, 0)
 	dropped := evidence{hitsU: 800, misses: 200, frameEvictions: 200, cOnMiss: 20}
 	try := func(c *controller, r float64, ev evidence) bool {
-		for i := 0; i < trialSettle+trialMeasure; i++ {
-			c.trial.observeSteady(beforeWin, r)
-		}
-		for i := 0; i < trialPatience && !c.trial.active; i++ {
-			c.trial.observeSteady(beforeWin, r)
-			c.considerTrial(r, r, alpha, ev, false, false, start)
-		}
-		return c.trial.active && c.trial.arm == armCopy
+		return tryCopyTrial(c, r, alpha, ev, false, start)
 	}
 	// From compressions off the images start empty and fill as pages
 	// miss: a tie keeps the copy arm, as elsewhere; a loss goes back.
@@ -425,4 +418,18 @@ func TestTrialJudgedByProgress(t *testing.T) {
 	if higher, decided := a.byRate(b); !decided || higher {
 		t.Errorf("no progress counted, 20%% fewer accesses: higher %v, decided %v; want a loss", higher, decided)
 	}
+}
+
+// tryCopyTrial fills controller c's steady window at R r, then takes up to
+// trialPatience decisions at r on evidence ev (demotions compressing or
+// not) until a trial starts, and reports whether a copy trial did.
+func tryCopyTrial(c *controller, r, alpha float64, ev evidence, compressing bool, now time.Time) bool {
+	for i := 0; i < trialSettle+trialMeasure; i++ {
+		c.trial.observeSteady(beforeWin, r)
+	}
+	for i := 0; i < trialPatience && !c.trial.active; i++ {
+		c.trial.observeSteady(beforeWin, r)
+		c.considerTrial(r, r, alpha, ev, false, compressing, now)
+	}
+	return c.trial.active && c.trial.arm == armCopy
 }
