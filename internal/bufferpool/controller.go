@@ -308,7 +308,7 @@ func (c *controller) decide(r, usage, alpha float64, mem memState, ev evidence) 
 	c.ghostHitsU, c.ghostHitsC = ev.uOnC+ev.uOnMiss, ev.cOnMiss+ev.cOnComp
 	// First the far view: would frames much larger (a hot set that does
 	// not fit by more than a ghost's tenth) beat the current split?
-	if to, predicted, current, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) && !c.trial.holdsShare(c.now) && c.trial.mayJump(c.now) {
+	if to, predicted, current, ok := lowerShare(math.Min(r, usage), c.minShare, alpha, costHitC, costMiss, &ev.depth, ev.hitsC, ev.misses, ev.accesses()); ok && farViewReady(c.evictedUnits, math.Min(r, usage), alpha) && !c.trial.holdsFloor(to, alpha, c.now) && !c.trial.holdsShare(c.now) && c.trial.mayJump(to, c.now) {
 		c.log.Debug("bufferpool: far view wants to jump", "from", r, "to", to, "usage", usage, "predicted_ns", predicted, "current_ns", current,
 			"cost_hit_c", costHitC, "cost_miss", costMiss, "hits_c", ev.hitsC, "misses", ev.misses, "accesses", ev.accesses())
 		c.jumps++

@@ -34,14 +34,18 @@ import "time"
 // last interval): the regime a jump leads to includes what the gate then
 // does (compressions off at R 0.05 for writes at 1–2×, within 0.2–0.5 s
 // of the jump); during the measured window it does not, so that the
-// window measures one regime. With few images left after a jump the
-// gate's windows are short, and on cached writes it switched 2–6 times
-// in a settle: the window then measures whichever way it last switched
-// (allowing it one switch per settle is not measured).
+// window measures one regime. It switches once at most per jump: with few
+// images left after a jump its windows are short, and on cached writes it
+// switched 2–6 times within a settle, so that the window measured
+// whichever way it had switched last.
 // A jump that loses goes back to the R before it, with compressions as
 // they were, settles as a lost trial does, and the far view waits out the
 // jump arm's back-off (a minute, doubling with each loss in a row, up to
-// maxTrialBackoff) before it jumps again; the climb acts meanwhile. A kept
+// maxTrialBackoff) before it jumps again to that R or above; the climb
+// acts meanwhile. A jump further down is still measured: a loss says
+// nothing of frames larger still (cached writes at 2× the memory: a jump
+// from 0.55 to 0.35 tied and went back, and its back-off kept the far
+// view from the jump to 0.05, which wins there by a quarter or more). A kept
 // jump holds nothing: the climb acts from there at once, and the far view
 // may jump again once the recent window has refilled. A jump with no
 // recent window to be judged against (the first intervals after the
@@ -74,10 +78,12 @@ func (t *trial) recentWindow() (window, bool) {
 	return w, w.n > 0
 }
 
-// mayJump reports whether the far view may jump at now: the jump arm is
-// not waiting out the back-off of a lost trial.
-func (t *trial) mayJump(now time.Time) bool {
-	return !now.Before(t.arms[armJump].notBefore)
+// mayJump reports whether the far view may jump to R to at now: the jump
+// arm is not waiting out the back-off of a lost trial, or to is more than
+// steadyDrift below the R of the jump that lost (a loss says nothing of
+// frames larger still).
+func (t *trial) mayJump(to float64, now time.Time) bool {
+	return !now.Before(t.arms[armJump].notBefore) || to < t.jumpLostAt-steadyDrift
 }
 
 // startJump starts the trial of a jump of the far view from R from to R
@@ -85,19 +91,23 @@ func (t *trial) mayJump(now time.Time) bool {
 // made sure there is a recent window (climb).
 func (c *controller) startJump(from, to float64, compressing bool) float64 {
 	before, _ := c.trial.recentWindow()
-	c.trial.jumpCompressFrom = compressing
+	c.trial.jumpCompressFrom, c.trial.jumpGateSwitched = compressing, false
 	return c.beginTrial(armJump, from, to, before, false)
 }
 
 // duringJump is run for each interval of a jump's trial, after it was
 // observed (observeTrial, which counts it), with the interval's evidence:
 // the gate judges in the trial's first trialSettle − 1 intervals (a switch
-// in the last would take effect in the measured window), and if the trial
-// went back, compressions are put back as they were when it started.
+// in the last would take effect in the measured window) until it has
+// switched once, and if the trial went back, compressions are put back as
+// they were when it started.
 func (c *controller) duringJump(p *Pool, mem memState, images int, ev evidence, skipped, hitsOnCompressed int64) {
+	t := &c.trial
 	switch {
-	case c.trial.active && c.trial.intervals < trialSettle:
+	case t.active && t.intervals < trialSettle && !t.jumpGateSwitched:
+		was := p.compressing.Load()
 		c.gate(p, mem, images, ev, skipped, hitsOnCompressed)
+		t.jumpGateSwitched = p.compressing.Load() != was
 	case !c.trial.active && c.settling && p.compressing.Load() != c.trial.jumpCompressFrom:
 		p.compressing.Store(c.trial.jumpCompressFrom)
 		c.log.Debug("bufferpool: a lost jump puts compressing demotions back", "compressing", c.trial.jumpCompressFrom)

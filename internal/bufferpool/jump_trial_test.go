@@ -110,6 +110,35 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 	}
 }
 
+// TestLostJumpBacksOffShallowerJumps: a lost jump's back-off stops the
+// far view from jumping to about its R or above, not further down: a loss
+// says nothing of frames larger still (cached writes at 2× the memory: a
+// jump from 0.55 to 0.35 tied and went back, and its back-off kept the
+// far view from the jump to 0.05, which wins there by a quarter or more).
+func TestLostJumpBacksOffShallowerJumps(t *testing.T) {
+	start := time.Unix(1000, 0)
+	c := jumpController()
+	fillRecent(c, beforeWin)
+	c.startJump(0.55, 0.35, true)
+	slower := beforeWin
+	slower.n *= 0.8
+	slower.cost *= 0.8
+	if r := finishTrial(t, c, slower, start); r != 0.55 {
+		t.Fatalf("a jump that ran 0.8× as fast: R %.2f after it, want back at 0.55", r)
+	}
+	for _, tc := range []struct {
+		to   float64
+		want bool
+	}{{0.35, false}, {0.5, false}, {0.31, false}, {0.29, true}, {0.05, true}} {
+		if got := c.trial.mayJump(tc.to, start.Add(time.Second)); got != tc.want {
+			t.Errorf("within the back-off of a lost jump to 0.35: may jump to %.2f %v, want %v", tc.to, got, tc.want)
+		}
+	}
+	if !c.trial.mayJump(0.35, start.Add(trialBackoff)) {
+		t.Error("after the back-off: want jumps to any R again")
+	}
+}
+
 // TestJumpJudgedAgainstIntervalsBefore: the recent window a jump is
 // judged against is the trialMeasure intervals before the newest (the one
 // the jump was decided on, whose costs may have spiked); with fewer
@@ -171,6 +200,18 @@ func TestJumpTrialInPool(t *testing.T) {
 	p.adjust()
 	if p.compressing.Load() || !c.trial.active {
 		t.Fatalf("in a jump's settle: compressing %v, trial %v; want the gate to have switched compressions off", p.compressing.Load(), c.trial.active)
+	}
+	// Once per settle: windows that would switch them back on are not
+	// judged (with few images left after a jump its windows are short,
+	// and it flapped).
+	c.mu.Lock()
+	c.gateSkipped, c.gateConMiss = 1<<20, 1<<40 // misses the images would serve, far beyond what compressions cost
+	c.tHitC, c.tMiss = ewma{v: 10e3, valid: true}, ewma{v: 1e6, valid: true}
+	c.mu.Unlock()
+	read()
+	p.adjust()
+	if p.compressing.Load() {
+		t.Fatal("in a jump's settle, the gate having switched once: compressions back on, want them left off")
 	}
 	intervals := func() int {
 		c.mu.Lock()

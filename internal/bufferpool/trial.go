@@ -347,8 +347,12 @@ type trial struct {
 	recentN int
 	// jumpCompressFrom is whether demotions compressed when a jump's
 	// trial started (the gate may switch them during it; a loss puts
-	// them back).
-	jumpCompressFrom bool
+	// them back); jumpGateSwitched whether the gate has switched them in
+	// its settle (once at most: jump.go).
+	jumpCompressFrom, jumpGateSwitched bool
+	// jumpLostAt is the R of the last jump that lost: its back-off stops
+	// only jumps to about that R or above (mayJump).
+	jumpLostAt float64
 }
 
 // init sets the back-offs and holds of a controller that starts.
@@ -593,6 +597,9 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	}
 	a.confirming = false
 	if !won {
+		if t.arm == armJump {
+			t.jumpLostAt = t.share
+		}
 		a.lost(now)
 		c.settling, c.settled = true, 0
 		return t.from, true
