@@ -653,6 +653,9 @@ func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 		c.steppedUp = false
 		return r
 	}
+	if next > r && c.trial.holdsJump(c.now) {
+		next = math.Max(r, math.Min(next, c.trial.jumpHoldAt)) // jump.go: a kept jump holds R at or below its own
+	}
 	if c.jumps == jumps {
 		c.countStall(r, next)
 	} else {

@@ -46,8 +46,15 @@ import "time"
 // nothing of frames larger still (cached writes at 2× the memory: a jump
 // from 0.55 to 0.35 tied and went back, and its back-off kept the far
 // view from the jump to 0.05, which wins there by a quarter or more). A kept
-// jump holds nothing: the climb acts from there at once, and the far view
-// may jump again once the recent window has refilled. A jump with no
+// jump is held like a kept copy trial (trialBackoff, twice as long with
+// each keep in a row, up to maxTrialBackoff), from above only: the climb
+// raises R no higher than the jump's meanwhile (a kept jump that held
+// nothing was undone by the climb within seconds on cached writes at 2×
+// the memory, and the far view's next jump was again a shallow one, R
+// ending at 0.54 where base's unmeasured jump to 0.05 ran 1.3× as fast);
+// the climb may lower R, the far view jump further once the recent
+// window has refilled, and the copy arm be tried (a kept copy trial ends
+// the hold). A jump with no
 // recent window to be judged against (the first intervals after the
 // warm-up, a trial, a kept frames trial's hold or a settle) waits for one. The hill climb's own steps
 // are not measured so: each moves R by at most maxStep, which the next
@@ -77,6 +84,10 @@ func (t *trial) recentWindow() (window, bool) {
 	}
 	return w, w.n > 0
 }
+
+// holdsJump reports whether a kept jump's hold lasts at now: the climb
+// raises R no higher than the jump's (climb).
+func (t *trial) holdsJump(now time.Time) bool { return now.Before(t.arms[armJump].keptUntil) }
 
 // mayJump reports whether the far view may jump to R to at now: the jump
 // arm is not waiting out the back-off of a lost trial, or to is more than

@@ -98,15 +98,40 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 	if r := finishTrial(t, c, faster, later); r != to || c.settling || c.trial.arms[armJump].kept != 1 {
 		t.Fatalf("a jump that ran 1.2× as fast: R %.2f after it, settling %v, kept %d; want %.2f kept", r, c.settling, c.trial.arms[armJump].kept, to)
 	}
-	// A kept jump holds nothing: the climb may raise R at once, and the
-	// far view jump again once the recent window has refilled.
+	// A kept jump is held from above: within its hold the climb raises R
+	// no higher than the jump's, the far view may jump again once the
+	// recent window has refilled; after it the climb may raise R.
+	c.now = later.Add(time.Second)
 	c.pend = ghosts(0, 200)
-	if r := c.climb(to, to, 0.5, fullMem); r <= to {
-		t.Fatalf("after a kept jump, the compressed ghost winning: R %.2f, want above the jump's %.2f", r, to)
+	if r := c.climb(to, to, 0.5, fullMem); r != to {
+		t.Fatalf("within a kept jump's hold, the compressed ghost winning: R %.3f, want the jump's %.3f held", r, to)
+	}
+	c.pend = ghosts(0, 200)
+	if r := c.climb(to-0.1, to-0.1, 0.5, fullMem); r <= to-0.1 || r > to {
+		t.Fatalf("within a kept jump's hold, from below it: R %.3f, want raised up to the jump's %.3f at most", r, to)
 	}
 	fillRecent(c, beforeWin)
 	if r := jumpOnce(c, 0.9, later.Add(time.Second)); !c.trial.active || c.trial.arm != armJump {
-		t.Fatalf("after a kept jump: R %.2f, trial %v; want the next jump measured at once", r, c.trial.active)
+		t.Fatalf("within a kept jump's hold: R %.2f, trial %v; want the next jump measured at once", r, c.trial.active)
+	}
+	c.trial.active = false
+	c.now = later.Add(trialBackoff + time.Second)
+	c.pend = ghosts(0, 200)
+	if r := c.climb(to, to, 0.5, fullMem); r <= to {
+		t.Fatalf("after a kept jump's hold, the compressed ghost winning: R %.3f, want above the jump's %.3f", r, to)
+	}
+}
+
+// TestKeptCopyTrialEndsJumpHold: a copy trial kept within a kept jump's
+// hold ends it (the copy regime was measured since).
+func TestKeptCopyTrialEndsJumpHold(t *testing.T) {
+	start := time.Unix(1000, 0)
+	c := testController()
+	c.trial.arms[armJump].keptUntil = start.Add(time.Hour)
+	c.trial.jumpHoldAt = 0.2
+	runTrial(t, c, exclusiveEv, window{cost: 60e3, n: 1300, wall: 100e6}, start)
+	if c.trial.arms[armCopy].kept != 1 || c.trial.holdsJump(start) {
+		t.Fatalf("a copy trial 1.3× as fast within a jump's hold: kept %d, jump hold %v; want kept, the hold ended", c.trial.arms[armCopy].kept, c.trial.holdsJump(start))
 	}
 }
 

@@ -351,8 +351,10 @@ type trial struct {
 	// its settle (once at most: jump.go).
 	jumpCompressFrom, jumpGateSwitched bool
 	// jumpLostAt is the R of the last jump that lost: its back-off stops
-	// only jumps to about that R or above (mayJump).
-	jumpLostAt float64
+	// only jumps to about that R or above (mayJump); jumpHoldAt the R of
+	// the last jump kept, above which nothing raises R during its hold
+	// (holdsJump).
+	jumpLostAt, jumpHoldAt float64
 }
 
 // init sets the back-offs and holds of a controller that starts.
@@ -604,14 +606,15 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 		c.settling, c.settled = true, 0
 		return t.from, true
 	}
+	a.won(now)
 	if t.arm == armJump {
-		a.kept++ // a kept jump holds nothing (jump.go)
-		a.backoff = trialBackoff
+		t.jumpHoldAt = t.share // jump.go: nothing raises R above it meanwhile
 		return t.share, true
 	}
-	a.won(now)
 	if t.arm == armCopy {
 		a.clear = t.during.clearlyBeats(t.before)
+		t.arms[armJump].keptUntil = time.Time{} // the copy regime measured since: a kept jump's hold ends
+		t.arms[armJump].keepFor = trialBackoff
 	}
 	if t.arm == armFrames {
 		// Frames alone: the copy hold ends, and the copy arm's keeps
