@@ -639,7 +639,9 @@ func finite(x float64) any {
 // (jump.go): then the decision moves nothing, the climb's step and direction and the
 // step counts stay as they were, and it is not counted as stalled or
 // stepping (countStall); whether it wanted R up stays known (mayPay),
-// except after a jump, which decides nothing else.
+// except after a jump, which decides nothing else. Within a kept jump's
+// hold a step up goes no higher than the jump's R (jump.go); a step so
+// capped still counts as a step, and its size grows as the climb's does.
 func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 	steps, jumps, step, lastDir := c.adjustments, c.jumps, c.step, c.lastDir
 	next := c.decidePending(r, usage, alpha, mem)
