@@ -36,9 +36,10 @@ import (
 //
 // An arm is tried after trialPatience decisions in a row in which it may
 // pay (mayPay): the copy arm below the floor with at least half the
-// demotions compressing (exclusiveRegime), or within steadyDrift above it
-// where the compressed ghost's misses are at least a quarter of a percent
-// of the accesses (nearFloorMisses), or with compressing demotions off
+// demotions compressing (exclusiveRegime), or at the floor or within
+// steadyDrift above it where the compressed ghost's misses are at least a
+// quarter of a percent of the accesses (nearFloorMisses), or with
+// compressing demotions off
 // where images would serve misses and pay (copyMayPay); the frames
 // arm wherever images serve at least a tenth of the accesses
 // (imagesServe), the pool is not
@@ -434,16 +435,15 @@ const floorMissShare = 0.0025
 // a kept copy trial's hold (whose keep on a tie lets the climb back to
 // the floor: the two would undo each other), while the compressed ghost
 // sees misses on at least floorMissShare of the accesses in ev, and the
-// device and codec say images pay (imagesPay): R held near the floor by a climb
-// whose two sides take turns, while more images would serve misses. On
+// device and codec say images pay (imagesPay): R held near the floor by a
+// climb whose two sides take turns, while more images would serve misses. On
 // cached writes (sysbench oltp_write_only, data 0.5× the memory, 4 KiB
 // pages) the climb's steps down came on intervals whose image hits cost
 // about twice the usual (waits for the page cleaner: a median 38 µs,
 // quartiles 20–78, against 18 µs, 16–22, for its steps up), and R hovered
 // at 0.35–0.43 with 1–2% misses, where R 0.95 has none and commits 1.1×
-// as much. Base reached
-// R 0.95 only through a wrong jump of the far view below the floor, then
-// a copy trial from there; with jumps measured (jump.go) the wrong jumps
+// as much. Base reached R 0.95 only through a wrong jump of the far view
+// below the floor, then a copy trial from there; with jumps measured (jump.go) the wrong jumps
 // go back. The share keeps the arm from where R is near the floor by
 // choice and the ghost sees only the odd miss (sysbench skewed reads at
 // 1.5× the memory saw 0.015%, the writes a median of 0.84%;
