@@ -45,7 +45,7 @@ func TestCreepingClimbStalls(t *testing.T) {
 		c.wantedUp = d.wantedUp
 		c.countStall(prev, d.r)
 		prev = d.r
-		if d.wantedUp && first < 0 && c.mayPay(d.r, d.r, alpha, ev, true, true)[armFrames] {
+		if d.wantedUp && first < 0 && c.mayPay(d.r, d.r, alpha, ev, true, true, time.Time{})[armFrames] {
 			first = i
 		}
 	}
@@ -70,13 +70,13 @@ func TestCreepingClimbStalls(t *testing.T) {
 			c.step = min(maxStep, c.step*1.25)
 			c.wantedUp = true
 			c.countStall(r, next)
-			if c.mayPay(next, next, alpha, ev, true, true)[armFrames] {
+			if c.mayPay(next, next, alpha, ev, true, true, time.Time{})[armFrames] {
 				t.Fatalf("%d thin decisions after every second step: the frames arm may pay at R %.3f during a climb that finds (stalled %d)", thins, next, c.upStalled)
 			}
 			r = next
 			for j := 0; k%2 == 0 && j < thins; j++ {
 				c.countStall(r, r) // thin: wanted R up, no step
-				if c.mayPay(r, r, alpha, ev, true, true)[armFrames] {
+				if c.mayPay(r, r, alpha, ev, true, true, time.Time{})[armFrames] {
 					t.Fatalf("%d thin decisions after every second step: the frames arm may pay at R %.3f during a climb that finds (stalled %d)", thins, r, c.upStalled)
 				}
 			}

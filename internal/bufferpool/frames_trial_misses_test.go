@@ -75,7 +75,7 @@ func TestFramesTrialWhereImagesDoNotPay(t *testing.T) {
 	} {
 		tc.c.upStalled = tc.stalled
 		tc.c.mem = borderline().mem
-		if got := tc.c.mayPay(0.66, 0.66, alpha, ev, tc.wantedUp, true)[armFrames]; got != tc.want {
+		if got := tc.c.mayPay(0.66, 0.66, alpha, ev, tc.wantedUp, true, time.Time{})[armFrames]; got != tc.want {
 			t.Errorf("%s: the frames arm may pay %v, want %v", tc.name, got, tc.want)
 		}
 	}

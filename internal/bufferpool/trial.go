@@ -418,9 +418,9 @@ func exclusiveRegime(r, alpha float64, ev evidence) bool {
 // 4× by descheduling took R from 0.93 to 0.20, and R ended at 0.05 where
 // 0.95 holds most of the data). Also just above the floor where images
 // would serve many misses (nearFloorMisses).
-func (c *controller) copyMayPay(r, alpha float64, ev evidence, compressing bool) bool {
+func (c *controller) copyMayPay(r, alpha float64, ev evidence, compressing bool, now time.Time) bool {
 	if compressing {
-		return exclusiveRegime(r, alpha, ev) || c.nearFloorMisses(r, alpha, ev)
+		return exclusiveRegime(r, alpha, ev) || c.nearFloorMisses(r, alpha, ev, now)
 	}
 	return r < copiesFloor(alpha) && ev.cOnMiss > 0 && c.imagesPay(alpha)
 }
@@ -448,9 +448,9 @@ const floorMissShare = 0.0025
 // choice and the ghost sees only the odd miss (sysbench skewed reads at
 // 1.5× the memory saw 0.015%, the writes a median of 0.84%;
 // docs/BENCHMARKS.md, twenty-eighth and twenty-ninth sessions).
-func (c *controller) nearFloorMisses(r, alpha float64, ev evidence) bool {
+func (c *controller) nearFloorMisses(r, alpha float64, ev evidence, now time.Time) bool {
 	floor := copiesFloor(alpha)
-	return r >= floor-0.01 && r < floor+steadyDrift && !c.trial.holding(c.now) && ev.accesses() > 0 &&
+	return r >= floor-0.01 && r < floor+steadyDrift && !c.trial.holding(now) && ev.accesses() > 0 &&
 		float64(ev.cOnMiss) >= floorMissShare*float64(ev.accesses()) && c.imagesPay(alpha)
 }
 
@@ -613,8 +613,6 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	}
 	if t.arm == armCopy {
 		a.clear = t.during.clearlyBeats(t.before)
-		t.arms[armJump].keptUntil = time.Time{} // the copy regime measured since: a kept jump's hold ends
-		t.arms[armJump].keepFor = trialBackoff
 	}
 	if t.arm == armFrames {
 		// Frames alone: the copy hold ends, and the copy arm's keeps
@@ -741,12 +739,19 @@ func (t *trial) end() {
 
 // mayPay reports, per arm, whether it may pay after a decision from prev
 // to next on evidence ev that wanted R up (wantedUp) or not, with
-// demotions compressing (compressing) or not (see the top of this file).
-func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, compressing bool) [numArms]bool {
+// demotions compressing (compressing) or not, at now (see the top of this
+// file).
+func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, compressing bool, now time.Time) [numArms]bool {
 	var ok [numArms]bool
 	// The copy regime needs room for a copy of every frame: a ceiling
 	// below the floor (inner pages taking most of the frames) leaves none.
-	ok[armCopy] = c.ceiling >= copiesFloor(alpha) && c.copyMayPay(math.Max(prev, next), alpha, ev, compressing)
+	// Nor is it tried within a kept jump's hold: the jump's regime was
+	// measured a winner against the R before it, and of 21 copy trials
+	// that followed a kept jump in the twenty-ninth session's runs 20
+	// lost, by 25–62% on cached writes at 1–2× the memory and sysbench
+	// special-key reads at 1× (docs/BENCHMARKS.md, thirtieth session).
+	ok[armCopy] = c.ceiling >= copiesFloor(alpha) && !c.trial.holdsJump(now) &&
+		c.copyMayPay(math.Max(prev, next), alpha, ev, compressing, now)
 	// Frames alone must differ from where the pool is (a frames trial
 	// from frames alone would compare the regime with itself).
 	differs := compressing || math.Max(prev, next) > c.minShare+steadyDrift
@@ -818,7 +823,7 @@ func (c *controller) holdsR() bool {
 // steady window to be judged against. It reports the R to apply.
 func (c *controller) considerTrial(prev, next, alpha float64, ev evidence, wantedUp, compressing bool, now time.Time) float64 {
 	t := &c.trial
-	ok := c.mayPay(prev, next, alpha, ev, wantedUp, compressing)
+	ok := c.mayPay(prev, next, alpha, ev, wantedUp, compressing, now)
 	before, full := t.steadyWindow()
 	start := -1
 	for a := range t.arms {
