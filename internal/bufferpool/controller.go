@@ -634,14 +634,15 @@ func finite(x float64) any {
 }
 
 // climb takes the hill climb's decision from R r on the evidence
-// pending, unless a pending frames confirmation holds R (holdsR) or the
+// pending, unless a pending frames confirmation holds R (holdsR), the
 // far view jumped with no recent window to judge the jump against
-// (jump.go): then the decision moves nothing, the climb's step and direction and the
-// step counts stay as they were, and it is not counted as stalled or
-// stepping (countStall); whether it wanted R up stays known (mayPay),
-// except after a jump, which decides nothing else. Within a kept jump's
-// hold a step up goes no higher than the jump's R (jump.go); a step so
-// capped still counts as a step, and its size grows as the climb's does.
+// (jump.go), or the decision is a step up from at or above a kept jump's
+// R within its hold (jump.go): then the decision moves nothing, the
+// climb's step and direction and the step counts stay as they were, and
+// it is not counted as stalled or stepping (countStall); whether it
+// wanted R up stays known (mayPay), except after a jump, which decides
+// nothing else. Within the hold a step up from below the jump's R goes
+// no higher than it, and counts as the step it is.
 func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 	steps, jumps, step, lastDir := c.adjustments, c.jumps, c.step, c.lastDir
 	next := c.decidePending(r, usage, alpha, mem)
@@ -650,13 +651,15 @@ func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 	if waits {
 		c.log.Debug("bufferpool: far view waits for a recent window to judge its jump against", "from", r, "to", next)
 	}
-	if next != r && (waits || c.holdsR()) {
+	// jump.go: a kept jump holds R at or below its own.
+	capped := next > r && c.trial.holdsJump(c.now) && c.trial.jumpHoldAt <= r
+	if next != r && (waits || capped || c.holdsR()) {
 		c.adjustments, c.jumps, c.step, c.lastDir = steps, jumps, step, lastDir
 		c.steppedUp = false
 		return r
 	}
 	if next > r && c.trial.holdsJump(c.now) {
-		next = math.Max(r, math.Min(next, c.trial.jumpHoldAt)) // jump.go: a kept jump holds R at or below its own
+		next = math.Min(next, c.trial.jumpHoldAt)
 	}
 	if c.jumps == jumps {
 		c.countStall(r, next)

@@ -101,10 +101,14 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 	// A kept jump is held from above: within its hold the climb raises R
 	// no higher than the jump's, the far view may jump again once the
 	// recent window has refilled; after it the climb may raise R.
+	// A step up held so is no step: the climb's step, direction and count
+	// stay as they were.
 	c.now = later.Add(time.Second)
 	c.pend = ghosts(0, 200)
-	if r := c.climb(to, to, 0.5, fullMem); r != to {
-		t.Fatalf("within a kept jump's hold, the compressed ghost winning: R %.3f, want the jump's %.3f held", r, to)
+	steps, step, dir := c.adjustments, c.step, c.lastDir
+	if r := c.climb(to, to, 0.5, fullMem); r != to || c.adjustments != steps || c.step != step || c.lastDir != dir {
+		t.Fatalf("within a kept jump's hold, the compressed ghost winning: R %.3f, steps %d, step %.3f, direction %d; want the jump's %.3f held, %d, %.3f, %d",
+			r, c.adjustments, c.step, c.lastDir, to, steps, step, dir)
 	}
 	c.pend = ghosts(0, 200)
 	if r := c.climb(to-0.1, to-0.1, 0.5, fullMem); r <= to-0.1 || r > to {
