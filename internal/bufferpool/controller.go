@@ -639,10 +639,12 @@ func finite(x float64) any {
 // (jump.go), or the decision is a step up from at or above a kept jump's
 // R within its hold (jump.go): then the decision moves nothing, the
 // climb's step and direction and the step counts stay as they were, and
-// it is not counted as stalled or stepping (countStall); whether it
-// wanted R up stays known (mayPay), except after a jump, which decides
-// nothing else. Within the hold a step up from below the jump's R goes
-// no higher than it, and counts as the step it is.
+// it is not counted as stepping; whether it wanted R up stays known
+// (mayPay), except after a jump, which decides nothing else. Of these
+// only a step up held by the jump counts as stalled (countStall: the
+// climb wanted R up and could not raise it, as at its maximum). Within
+// the hold a step up from below the jump's R goes no higher than it, and
+// counts as the step it is.
 func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 	steps, jumps, step, lastDir := c.adjustments, c.jumps, c.step, c.lastDir
 	next := c.decidePending(r, usage, alpha, mem)
@@ -652,10 +654,13 @@ func (c *controller) climb(r, usage, alpha float64, mem memState) float64 {
 		c.log.Debug("bufferpool: far view waits for a recent window to judge its jump against", "from", r, "to", next)
 	}
 	// jump.go: a kept jump holds R at or below its own.
-	capped := next > r && c.trial.holdsJump(c.now) && c.trial.jumpHoldAt <= r
-	if next != r && (waits || capped || c.holdsR()) {
+	heldAtJump := next > r && c.trial.holdsJump(c.now) && c.trial.jumpHoldAt <= r
+	if next != r && (waits || heldAtJump || c.holdsR()) {
 		c.adjustments, c.jumps, c.step, c.lastDir = steps, jumps, step, lastDir
 		c.steppedUp = false
+		if heldAtJump {
+			c.countStall(r, r) // it wanted R up and could not raise it
+		}
 		return r
 	}
 	if next > r && c.trial.holdsJump(c.now) {

@@ -54,7 +54,6 @@ func TestCopyTrialNearFloorWithMisses(t *testing.T) {
 // now.
 func heldController(now time.Time) *controller {
 	c := testController()
-	c.now = now
 	c.trial.arms[armCopy].keptUntil = now.Add(time.Minute)
 	return c
 }

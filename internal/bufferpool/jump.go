@@ -55,11 +55,12 @@ import "time"
 // the climb may lower R and the far view jump further once the recent
 // window has refilled, but the copy arm waits for the hold's end
 // (mayPay: 20 of 21 copy trials that followed kept jumps lost, by 25–62%
-// on cached writes at 1–2× and special-key reads at 1×). A jump
-// with no
-// recent window to be judged against (the first intervals after the
-// warm-up, a trial, a kept frames trial's hold or a settle) waits for one. The hill climb's own steps
-// are not measured so: each moves R by at most maxStep, which the next
+// on cached writes at 1–2× and special-key reads at 1×; a copy trial
+// kept after the hold ends the jump arm's keeps in a row). A jump with
+// no recent window to be judged against (the first intervals after the
+// warm-up, a trial, a kept frames trial's hold or a settle) waits for
+// one. The hill climb's own steps are not measured so: each moves R by
+// at most maxStep, which the next
 // decisions correct.
 //
 // Lock rules: called from adjust with the controller's mutex held.
@@ -88,7 +89,8 @@ func (t *trial) recentWindow() (window, bool) {
 }
 
 // holdsJump reports whether a kept jump's hold lasts at now: the climb
-// raises R no higher than the jump's (climb).
+// raises R no higher than the jump's (climb), and the copy arm is not
+// tried (mayPay).
 func (t *trial) holdsJump(now time.Time) bool { return now.Before(t.arms[armJump].keptUntil) }
 
 // mayJump reports whether the far view may jump to R to at now: the jump

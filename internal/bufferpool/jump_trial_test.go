@@ -101,18 +101,21 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 	// A kept jump is held from above: within its hold the climb raises R
 	// no higher than the jump's, the far view may jump again once the
 	// recent window has refilled; after it the climb may raise R.
-	// A step up held so is no step: the climb's step, direction and count
-	// stay as they were.
+	// A step up held so is no step (the climb's step, direction and count
+	// stay as they were) but a stall: it wanted R up and could not.
 	c.now = later.Add(time.Second)
 	c.pend = ghosts(0, 200)
-	steps, step, dir := c.adjustments, c.step, c.lastDir
-	if r := c.climb(to, to, 0.5, fullMem); r != to || c.adjustments != steps || c.step != step || c.lastDir != dir {
-		t.Fatalf("within a kept jump's hold, the compressed ghost winning: R %.3f, steps %d, step %.3f, direction %d; want the jump's %.3f held, %d, %.3f, %d",
-			r, c.adjustments, c.step, c.lastDir, to, steps, step, dir)
+	c.climb(to, to, 0.5, fullMem) // the first decision at the jump's R starts the stall count there
+	c.pend = ghosts(0, 200)
+	steps, step, dir, stalled := c.adjustments, c.step, c.lastDir, c.upStalled
+	if r := c.climb(to, to, 0.5, fullMem); r != to || c.adjustments != steps || c.step != step || c.lastDir != dir || c.upStalled != stalled+1 {
+		t.Fatalf("within a kept jump's hold, the compressed ghost winning: R %.3f, steps %d, step %.3f, direction %d, stalled %d; want the jump's %.3f held, %d, %.3f, %d, %d",
+			r, c.adjustments, c.step, c.lastDir, c.upStalled, to, steps, step, dir, stalled+1)
 	}
 	c.pend = ghosts(0, 200)
-	if r := c.climb(to-0.1, to-0.1, 0.5, fullMem); r <= to-0.1 || r > to {
-		t.Fatalf("within a kept jump's hold, from below it: R %.3f, want raised up to the jump's %.3f at most", r, to)
+	if r := c.climb(to-0.1, to-0.1, 0.5, fullMem); r <= to-0.1 || r > to || c.adjustments != steps+1 || c.lastDir != 1 {
+		t.Fatalf("within a kept jump's hold, from below it: R %.3f, steps %d, direction %d; want raised up to the jump's %.3f at most, a step up counted",
+			r, c.adjustments, c.lastDir, to)
 	}
 	fillRecent(c, beforeWin)
 	if r := jumpOnce(c, 0.9, later.Add(time.Second)); !c.trial.active || c.trial.arm != armJump {
@@ -128,7 +131,8 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 
 // TestJumpHoldDefersCopyArm: within a kept jump's hold the copy arm is
 // not tried, in the exclusive regime or where the gate switched
-// compressions off, however long it qualifies; once the hold ends it is.
+// compressions off, however long it qualifies; once the hold ends it is,
+// and a keep of it ends the jump arm's keeps in a row.
 // Of 21 copy trials that followed a kept jump, 20 lost (cached writes at
 // 1–2× the memory and special-key reads at 1×, by 25–62%;
 // docs/BENCHMARKS.md, thirtieth session).
@@ -154,6 +158,19 @@ func TestJumpHoldDefersCopyArm(t *testing.T) {
 		if c := held(); !tryCopyTrial(c, 0.05, alpha, tc.ev, tc.compressing, start.Add(time.Minute)) {
 			t.Errorf("%s, the jump's hold over: want a copy trial", tc.name)
 		}
+	}
+	// A copy trial kept after the hold ends the jump arm's keeps in a row:
+	// the next kept jump holds for trialBackoff again.
+	c := held()
+	c.trial.arms[armJump].keepFor = 4 * trialBackoff
+	after := start.Add(time.Minute)
+	if !tryCopyTrial(c, 0.05, alpha, exclusiveEv, true, after) {
+		t.Fatal("the jump's hold over: want a copy trial")
+	}
+	faster := beforeWin
+	faster.n *= 1.3
+	if finishTrial(t, c, faster, after); c.trial.arms[armCopy].kept != 1 || c.trial.arms[armJump].keepFor != trialBackoff {
+		t.Fatalf("a copy trial 1.3× as fast: kept %d, the jump arm's next hold %v; want kept, %v", c.trial.arms[armCopy].kept, c.trial.arms[armJump].keepFor, trialBackoff)
 	}
 }
 

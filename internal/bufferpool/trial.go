@@ -39,8 +39,8 @@ import (
 // demotions compressing (exclusiveRegime), or at the floor or within
 // steadyDrift above it where the compressed ghost's misses are at least a
 // quarter of a percent of the accesses (nearFloorMisses), or with
-// compressing demotions off
-// where images would serve misses and pay (copyMayPay); the frames
+// compressing demotions off where images would serve misses and pay
+// (copyMayPay), but never within a kept jump's hold (jump.go); the frames
 // arm wherever images serve at least a tenth of the accesses
 // (imagesServe), the pool is not
 // already close to frames alone, and the climb did not want R up below
@@ -613,6 +613,9 @@ func (c *controller) observeTrial(iv window, now time.Time) (r float64, ran bool
 	}
 	if t.arm == armCopy {
 		a.clear = t.during.clearlyBeats(t.before)
+		// The copy regime measured since: the jump arm's keeps are no
+		// longer in a row (no copy trial runs within a jump's hold: mayPay).
+		t.arms[armJump].keepFor = trialBackoff
 	}
 	if t.arm == armFrames {
 		// Frames alone: the copy hold ends, and the copy arm's keeps
@@ -749,7 +752,8 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// measured a winner against the R before it, and of 21 copy trials
 	// that followed a kept jump in the twenty-ninth session's runs 20
 	// lost, by 25–62% on cached writes at 1–2× the memory and sysbench
-	// special-key reads at 1× (docs/BENCHMARKS.md, thirtieth session).
+	// special-key reads at 1× (docs/BENCHMARKS.md, thirtieth session,
+	// "The copy arm waits out a kept jump's hold").
 	ok[armCopy] = c.ceiling >= copiesFloor(alpha) && !c.trial.holdsJump(now) &&
 		c.copyMayPay(math.Max(prev, next), alpha, ev, compressing, now)
 	// Frames alone must differ from where the pool is (a frames trial
