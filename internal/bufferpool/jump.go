@@ -54,14 +54,13 @@ import "time"
 // ending at 0.54 where base's unmeasured jump to 0.05 ran 1.3× as fast);
 // the climb may lower R and the far view jump further once the recent
 // window has refilled, but the copy arm waits for the hold's end
-// (mayPay: 20 of 21 copy trials that followed kept jumps lost, by 25–62%
-// on cached writes at 1–2× and special-key reads at 1×; a copy trial
-// kept after the hold ends the jump arm's keeps in a row). A jump with
-// no recent window to be judged against (the first intervals after the
-// warm-up, a trial, a kept frames trial's hold or a settle) waits for
-// one. The hill climb's own steps are not measured so: each moves R by
-// at most maxStep, which the next
-// decisions correct.
+// (mayPay: 20 of 21 copy trials that followed kept jumps lost, 19 of
+// them by 25–62%, on cached writes at 1–2× and special-key reads at 1×;
+// a copy trial kept after the hold ends the jump arm's keeps in a row).
+// A jump with no recent window to be judged against (the first intervals
+// after the warm-up, a trial, a kept frames trial's hold or a settle)
+// waits for one. The hill climb's own steps are not measured so: each
+// moves R by at most maxStep, which the next decisions correct.
 //
 // Lock rules: called from adjust with the controller's mutex held.
 

@@ -133,8 +133,8 @@ func TestFarViewJumpIsMeasured(t *testing.T) {
 // not tried, in the exclusive regime or where the gate switched
 // compressions off, however long it qualifies; once the hold ends it is,
 // and a keep of it ends the jump arm's keeps in a row.
-// Of 21 copy trials that followed a kept jump, 20 lost (cached writes at
-// 1–2× the memory and special-key reads at 1×, by 25–62%;
+// Of 21 copy trials that followed a kept jump, 20 lost (19 of them by
+// 25–62%, cached writes at 1–2× the memory and special-key reads at 1×;
 // docs/BENCHMARKS.md, thirtieth session).
 func TestJumpHoldDefersCopyArm(t *testing.T) {
 	const alpha = 0.5

@@ -751,8 +751,8 @@ func (c *controller) mayPay(prev, next, alpha float64, ev evidence, wantedUp, co
 	// Nor is it tried within a kept jump's hold: the jump's regime was
 	// measured a winner against the R before it, and of 21 copy trials
 	// that followed a kept jump in the twenty-ninth session's runs 20
-	// lost, by 25–62% on cached writes at 1–2× the memory and sysbench
-	// special-key reads at 1× (docs/BENCHMARKS.md, thirtieth session,
+	// lost, 19 of them by 25–62% (cached writes at 1–2× the memory,
+	// sysbench special-key reads at 1×; docs/BENCHMARKS.md, thirtieth session,
 	// "The copy arm waits out a kept jump's hold").
 	ok[armCopy] = c.ceiling >= copiesFloor(alpha) && !c.trial.holdsJump(now) &&
 		c.copyMayPay(math.Max(prev, next), alpha, ev, compressing, now)
