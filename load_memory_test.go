@@ -26,7 +26,7 @@ const (
 	// loadBatchFactor is how many times the largest batch a load may
 	// add to the cache and the constant (docs/KVSTORE.md, "Memory"). It
 	// was 3 until a run on the 2-vCPU Xeon host peaked at the 3× bound
-	// (69.2 MiB), ten runs there at 61.7–69.2 MiB: a Go heap whose goal
+	// (69.2 MiB), fifteen runs there at 61.0–69.2 MiB: a Go heap whose goal
 	// at GOGC=100 reached 27 MB, twice a live heap of up to 13 MB.
 	loadBatchFactor = 4
 )
