@@ -25,9 +25,10 @@ const (
 	// loadConstBytes was 24 MiB until a run on the 2-vCPU Xeon host
 	// peaked at that bound (69.2 MiB; fifteen runs there at 61.0–69.2
 	// MiB): once the store trains a zstd dictionary its encoders hold
-	// about 3.5 MiB more of live heap (heap profile), twice that with the GC's
-	// headroom at GOGC=100 (docs/KVSTORE.md, "Memory during loads").
-	loadConstBytes    = 28 << 20
+	// about 3.5 MiB more of live heap (heap profile), twice that with
+	// the GC's headroom at GOGC=100 (docs/KVSTORE.md, "Memory during
+	// loads").
+	loadConstBytes = 28 << 20
 	// loadBatchFactor is how many times the largest batch a load may
 	// add to the cache and the constant (docs/KVSTORE.md, "Memory").
 	loadBatchFactor = 3
