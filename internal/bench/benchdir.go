@@ -51,6 +51,38 @@ type loadMarker struct {
 	// WriteRuns counts the measured runs that modified the table since
 	// the load.
 	WriteRuns int `json:"write_runs"`
+	// Build is the revision of the binary that loaded the data (BuildOf;
+	// "" where it recorded none, and in markers written before builds
+	// were). Not part of the data's identity: a run of another build
+	// reuses the data, and says so (staleLoadNote).
+	Build string `json:"build,omitempty"`
+}
+
+// loaderBuild names the running binary's build in the load markers it
+// writes and compares; a variable for tests, whose binaries record none.
+var loaderBuild = OwnBuild
+
+// staleLoadNote returns a note for a run that reuses data loaded by
+// another build than the running one, else "". What a load leaves behind
+// is its build's: Strata's store format and the dictionary the load
+// trained (sweeps reused the twenty-fifth session's loads, made before
+// the table dictionary, until the thirty-first session: their pages took
+// about 1.5× as long to decompress as this code's loads of the same
+// rows). An unrecorded build counts as another unless the running binary
+// records none either.
+func staleLoadNote(m loadMarker) string {
+	own := loaderBuild()
+	if m.Build == own {
+		return ""
+	}
+	loaded := m.Build
+	if loaded == "" {
+		loaded = "a build that recorded no revision"
+	}
+	if own == "" {
+		own = "unrecorded"
+	}
+	return fmt.Sprintf("the data was loaded by another build (%s; this run's: %s): what the load left (the engine's on-disk format, a trained dictionary) is that build's; load again (a fresh --dir, or without --keep) to measure this build's", loaded, own)
 }
 
 func markerFor(spec RunSpec) loadMarker {

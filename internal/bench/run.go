@@ -91,8 +91,12 @@ func Run(ctx context.Context, spec RunSpec, progress func(Event)) (*Result, erro
 			note += fmt.Sprintf("; %d write runs have modified it since", marker.WriteRuns)
 		}
 		res.Notes = append(res.Notes, note)
+		if stale := staleLoadNote(marker); stale != "" {
+			res.Notes = append(res.Notes, stale)
+		}
 	} else {
 		marker = markerFor(spec)
+		marker.Build = loaderBuild()
 		start := time.Now()
 		logical, err := load(ctx, eng, p.ds, spec.TableSize, progress)
 		if err != nil {
