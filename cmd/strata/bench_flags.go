@@ -85,7 +85,7 @@ func (f *benchFlags) registerRunFlags(fl *pflag.FlagSet) {
 			"Default: %.2f × cache + %s (Go runtime, code, buffers). GOMEMLIMIT is %.0f%% of it for every engine",
 		memLimitCacheFactor, formatSize(memLimitAllowance), 100*goMemLimitFraction))
 	fl.StringVar(&f.dir, "dir", "", "work directory (default: a temporary directory in the current one, not /tmp which is often a tmpfs; removed afterwards)")
-	fl.BoolVar(&f.keep, "keep", false, "keep the engines' directories")
+	fl.BoolVar(&f.keep, "keep", false, "keep the engines' directories; a later run in the same --dir reuses data of the same rows, seed and engine options, loaded by any build (its results then say when the loading build was another)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the data and the request streams")
 	fl.StringVar(&f.strataBin, "strata-bin", "", "path of strata-bench-child, which runs Strata's engine without the strata binary's other code (default: next to strata, then $PATH, then built in a source checkout, else strata itself)")
 	fl.StringVar(&f.peersBin, "peers-bin", "", "path of strata-bench-peers (default: next to strata, then $PATH, then built from bench/ in a source checkout)")
