@@ -131,7 +131,7 @@ func cmdSelect(s *Server, r *reply, args [][]byte) {
 
 func cmdQuit(s *Server, r *reply, _ [][]byte) {
 	r.ok()
-	r.conn.Close() // flushes the OK first
+	r.closeConn() // flushes the OK first
 }
 
 func cmdClient(s *Server, r *reply, args [][]byte) {

@@ -45,7 +45,7 @@ func (c *command) accepts(n int) bool {
 // handle is redcon's command handler.
 func (s *Server) handle(conn redcon.Conn, rc redcon.Command) {
 	cl, _ := conn.Context().(*client)
-	if cl == nil || len(rc.Args) == 0 {
+	if cl == nil || len(rc.Args) == 0 || cl.nc.abandoned.Load() {
 		return
 	}
 	r := reply{conn: conn, cl: cl}

@@ -61,6 +61,35 @@ func FuzzFrameLimiter(f *testing.F) {
 				t.Fatal("the limiter accepted bytes after a violation")
 			}
 		}
+		// Before AUTH the limiter stops after each frame that makes a
+		// command: scanning on from each stop never stalls (a stop hands
+		// on at least one byte), and ends where a scan byte by byte does,
+		// with the same verdict.
+		unauth := func() bool { return true }
+		u1, off := newFrameLimiter(limits, unauth), 0
+		var errStops *protocolError
+		for off < len(data) {
+			ok, err := u1.scan(data[off:])
+			off += ok
+			if err != nil {
+				errStops = err
+				break
+			}
+			if ok <= 0 {
+				t.Fatalf("a scan before AUTH handed on %d bytes at %d of %d", ok, off, len(data))
+			}
+		}
+		u2 := newFrameLimiter(limits, unauth)
+		var errBytes *protocolError
+		for i := range data {
+			if _, err := u2.scan(data[i : i+1]); err != nil {
+				errBytes = err
+				break
+			}
+		}
+		if (errStops == nil) != (errBytes == nil) || (errStops != nil && errStops.msg != errBytes.msg) {
+			t.Fatalf("before AUTH, scans from each stop: %v, byte by byte: %v", errStops, errBytes)
+		}
 		// The accepted prefix up to the last frame boundary, as redcon reads it.
 		end := accepted
 		if f2.state != stStart {

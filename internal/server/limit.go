@@ -15,6 +15,14 @@ package server
 // bytes before that frame are handed on (their commands run, as in Redis);
 // the connection then gets Redis's protocol error text and is closed.
 //
+// An inline line is bounded twice: by its length (MaxInlineLen, as Redis)
+// and by what redcon allocates to split it (maxInlineSplitBytes). redcon's
+// splitter starts a new buffer the size of the rest of the line at every
+// space or quote outside quotes, so a 64 KiB line of spaces made it
+// allocate about 2 GiB (N²/2 bytes), before AUTH. The limiter follows the
+// splitter's quoting (inlineSplit) and counts those bytes as the line
+// grows.
+//
 // A frameLimiter belongs to one connection and is used only by the
 // goroutine reading it; it needs no lock. The authenticated flag it reads
 // is set by that same goroutine (AUTH runs on it), so it needs none either.
@@ -90,6 +98,68 @@ const (
 // 64-bit number with a sign, and CR.
 const maxLengthLine = 21
 
+// maxInlineSplitBytes bounds what redcon allocates to split one inline
+// line into arguments (inlineSplit). A line of 100 arguments in 10 KiB
+// costs about 0.5 MiB; a 64 KiB line of spaces would cost 2 GiB.
+const maxInlineSplitBytes = 4 << 20
+
+// inlineSplit follows redcon's splitting of an inline line (its
+// arguments separated by spaces, an argument quoted with " or ' from its
+// first byte to the same quote, with backslash escapes inside) to count
+// what the splitter allocates: at the line's start and at every space or
+// quote that ends an argument outside quotes, a buffer the size of the
+// rest of the line. restarts counts those places after the line's start
+// and ends sums their offsets + 1, so that for a line of n bytes the
+// splitter allocates n + restarts·n − ends bytes.
+type inlineSplit struct {
+	n            int64 // bytes of the line so far, LF excluded
+	restarts     int64
+	ends         int64
+	quote        byte // the open quote, 0 outside quotes
+	escape       bool // the byte before was a backslash inside quotes
+	argumentByte bool // outside quotes, the current argument has bytes
+	// content: the line has a byte other than space and CR, so redcon
+	// makes a command of it (a blank line is none).
+	content bool
+}
+
+// add advances over the line's bytes b (none of them LF).
+func (s *inlineSplit) add(b []byte) {
+	for _, c := range b {
+		if c != ' ' && c != '\r' {
+			s.content = true
+		}
+		switch {
+		case s.quote != 0 && s.escape:
+			s.escape = false
+		case s.quote != 0 && c == '\\':
+			s.escape = true
+		case s.quote != 0 && c == s.quote:
+			s.quote = 0
+			s.restart()
+		case s.quote != 0:
+		case c == ' ':
+			s.argumentByte = false
+			s.restart()
+		case (c == '"' || c == '\'') && !s.argumentByte:
+			s.quote = c
+			s.restart()
+		default:
+			s.argumentByte = true
+		}
+		s.n++
+	}
+}
+
+func (s *inlineSplit) restart() {
+	s.restarts++
+	s.ends += s.n + 1
+}
+
+// allocated is what the splitter allocates for the line so far; it only
+// grows with the line.
+func (s *inlineSplit) allocated() int64 { return s.n + s.restarts*s.n - s.ends }
+
 // frameLimiter is the framing state of one connection's request stream.
 type frameLimiter struct {
 	limits Limits
@@ -103,6 +173,7 @@ type frameLimiter struct {
 	argsLeft int64 // arguments of the current multibulk still to come
 	dataLeft int64 // bytes of the current argument still to come, CRLF included
 	frameLen int64 // bytes of the current frame so far
+	inline   inlineSplit
 	err      *protocolError
 }
 
@@ -112,8 +183,11 @@ func newFrameLimiter(l Limits, unauth func() bool) *frameLimiter {
 
 // scan advances over p. It returns the number of bytes that end on a frame
 // boundary before any violation (all of p if there is none, or if p ends
-// inside a valid frame) and the violation, if any. After a violation every
-// later call returns (0, the same error).
+// inside a valid frame) and the violation, if any. While the client has
+// to authenticate it stops after the first frame that ends before p does
+// (no violation, fewer bytes than p): the caller scans the rest after
+// that command ran, as Redis judges each command after the one before.
+// After a violation every later call returns (0, the same error).
 func (f *frameLimiter) scan(p []byte) (ok int, err *protocolError) {
 	if f.err != nil {
 		return 0, f.err
@@ -127,7 +201,7 @@ func (f *frameLimiter) scan(p []byte) (ok int, err *protocolError) {
 		case stStart:
 			f.frameLen = 0
 			if c != '*' {
-				f.state = stInline
+				f.state, f.inline = stInline, inlineSplit{}
 				continue // the byte is the first of an inline line
 			}
 			f.state, f.lineLen = stCount, 0
@@ -144,6 +218,12 @@ func (f *frameLimiter) scan(p []byte) (ok int, err *protocolError) {
 			}
 			if f.frameLen+int64(step) > f.limits.MaxInlineLen {
 				return lastBoundary, f.fail("too big inline request")
+			}
+			// The line's CR counts as one of its bytes (a byte more per
+			// argument than redcon allocates), so that a scan in pieces
+			// counts as one of the whole.
+			if f.inline.add(p[i:j]); f.inline.allocated() > maxInlineSplitBytes {
+				return lastBoundary, f.fail("too many arguments in inline request")
 			}
 		case stCount, stBulkLen:
 			if c != '\n' {
@@ -202,8 +282,17 @@ func (f *frameLimiter) scan(p []byte) (ok int, err *protocolError) {
 		}
 		i += step
 		if ended {
+			blank := f.state == stInline && !f.inline.content
 			f.state = stStart
 			lastBoundary = i
+			if i < len(p) && f.unauth() && !blank {
+				// Before AUTH each command is judged once the one before it
+				// ran (it may be the AUTH): the bytes after this frame wait
+				// for the next scan. Not after a blank line, of which redcon
+				// makes no command: it would read again at once, one stack
+				// frame deeper each time (its readCommands recurses).
+				return lastBoundary, nil
+			}
 		}
 	}
 	return len(p), nil

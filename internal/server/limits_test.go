@@ -158,3 +158,41 @@ func (r *raw) closedWithoutReading(timeout time.Duration) bool {
 }
 
 var _ = fmt.Sprint
+
+// TestPipelinedAuth: AUTH pipelined with commands over the
+// unauthenticated limits, in one write, authenticates before they are
+// judged: they run under the normal limits, as in Redis, which judges each
+// command once the one before it ran. A wrong password pipelined so still
+// meets the unauthenticated limits.
+func TestPipelinedAuth(t *testing.T) {
+	ts := startServer(t, Config{Password: "pw"})
+	mset := "*13\r\n$4\r\nMSET\r\n" + strings.Repeat("$1\r\nk\r\n$1\r\nv\r\n", 6)
+	big := "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$20000\r\n" + strings.Repeat("v", 20000) + "\r\n"
+	r := ts.raw()
+	r.send("AUTH pw\r\n" + mset + big + "STRLEN big\r\n")
+	r.expect("+OK")
+	r.expect("+OK")
+	r.expect("+OK")
+	r.expect(":20000")
+
+	r = ts.raw()
+	r.send("AUTH wrong\r\n" + mset)
+	r.expect("-WRONGPASS invalid username-password pair or user is disabled.")
+	r.expect("-ERR Protocol error: unauthenticated multibulk length")
+	if !r.closed(2 * time.Second) {
+		t.Fatal("connection left open")
+	}
+}
+
+// TestBlankLinesBeforeAuth: blank lines before AUTH (redcon makes no
+// command of them) are not frames the limiter stops after. Stopped after,
+// each would be a read of its own in redcon's reader, which recurses when
+// a read makes no command: 8 MiB of them exhausted the goroutine's stack
+// and killed the process.
+func TestBlankLinesBeforeAuth(t *testing.T) {
+	ts := startServer(t, Config{Password: "pw"})
+	r := ts.raw()
+	r.send(strings.Repeat("\n", 8<<20) + strings.Repeat(" \r\n", 1000) + "AUTH pw\r\nPING\r\n")
+	r.expect("+OK")
+	r.expect("+PONG")
+}

@@ -38,9 +38,21 @@ func (r *reply) add(n int) {
 // flush writes the pending replies now.
 func (r *reply) flush() {
 	if w := redcon.BaseWriter(r.conn); w != nil {
-		w.Flush() // an error sticks in the writer; redcon then closes the connection
+		if w.Flush() != nil {
+			// The error sticks in the writer and redcon closes the
+			// connection after this pipeline; its other commands must not
+			// run meanwhile, their replies lost.
+			r.cl.nc.abandoned.Store(true)
+		}
 	}
 	r.cl.pending = 0
+}
+
+// closeConn flushes the replies written and closes the connection; the
+// commands after this one in its pipeline do not run (handle).
+func (r *reply) closeConn() {
+	r.cl.nc.abandoned.Store(true)
+	r.conn.Close()
 }
 
 func (r *reply) ok()                 { r.conn.WriteString("OK"); r.add(2) }

@@ -57,8 +57,10 @@ type Config struct {
 	// the server stops running its commands and waits for it to read them
 	// (default 4 MiB). With OutputTimeout it bounds a slow reader's memory.
 	MaxOutputBuffer int
-	// OutputTimeout disconnects a client whose pending replies cannot be
-	// written for this long (default 30 s).
+	// OutputTimeout disconnects a client that takes none of its pending
+	// replies for this long (default 30 s): each 256 KiB of a reply is
+	// written under a deadline of its own, so a client reading a large
+	// reply slowly is served.
 	OutputTimeout time.Duration
 	// EnableFlushDB allows FLUSHDB and FLUSHALL (off by default: they
 	// delete everything).
@@ -217,6 +219,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = fmt.Errorf("server: %d connections still busy after the grace period; closed", s.clients.Load())
 		for _, c := range ln.snapshot() {
+			c.abandoned.Store(true)
 			c.Conn.Close()
 		}
 		<-done
@@ -343,9 +346,22 @@ type netConn struct {
 	lim           *frameLimiter  // set in accept, before the first Read
 	violation     *protocolError // found by the limiter, reported at the next Read
 	outputTimeout time.Duration
+	// rest holds bytes read from the client that the limiter has not
+	// scanned yet (it stops after each frame before AUTH), and restErr the
+	// error of the read that brought them, returned by the Read after the
+	// last of them was handed on (redcon drops bytes that come with an
+	// error). Used only by the connection's goroutine.
+	rest    []byte
+	restErr error
 
 	mu       sync.Mutex // guards draining against SetReadDeadline
 	draining bool
+
+	// abandoned: the server closed the connection (QUIT, a reply that
+	// could not be completed or written, Shutdown's grace over). redcon
+	// still calls the handler for every command it had read, in the same
+	// pipeline; those run no more (handle), as Redis stops at QUIT.
+	abandoned atomic.Bool
 }
 
 // Read reads from the client through the framing limiter. Bytes of frames
@@ -355,6 +371,24 @@ func (c *netConn) Read(p []byte) (int, error) {
 	if c.violation != nil {
 		c.writeDirect("-ERR " + c.violation.Error() + "\r\n")
 		return 0, c.violation
+	}
+	if len(c.rest) > 0 {
+		// Bytes read before, not scanned yet: scanned in place, handed on
+		// up to where the limiter stops again.
+		ok, perr := c.lim.scan(c.rest[:min(len(p), len(c.rest))])
+		n := copy(p, c.rest[:ok])
+		c.rest = c.rest[ok:]
+		if perr != nil {
+			c.violation = perr
+			if n == 0 {
+				return c.Read(p)
+			}
+		}
+		return n, nil
+	}
+	if err := c.restErr; err != nil {
+		c.restErr = nil
+		return 0, err // the error of the read that brought the rest
 	}
 	n, err := c.Conn.Read(p)
 	if n > 0 && c.lim != nil {
@@ -366,14 +400,36 @@ func (c *netConn) Read(p []byte) (int, error) {
 			}
 			return ok, nil
 		}
+		if ok < n {
+			// The limiter stopped after a frame (before AUTH): the rest is
+			// scanned at the next Read, after this frame's command ran.
+			c.rest = append(c.rest[:0], p[ok:n]...)
+			c.restErr = err
+			return ok, nil
+		}
 	}
 	return n, err
 }
 
-// Write writes replies under the output deadline.
+// writeChunk is how much of a reply Write hands the socket under one
+// output deadline.
+const writeChunk = 256 << 10
+
+// Write writes replies, each writeChunk under a deadline of its own: the
+// output timeout drops a client that reads nothing for that long, not one
+// that reads a large reply (a GET of 16 MiB is one Write) slowly.
 func (c *netConn) Write(p []byte) (int, error) {
-	c.Conn.SetWriteDeadline(time.Now().Add(c.outputTimeout))
-	return c.Conn.Write(p)
+	written := 0
+	for written < len(p) {
+		end := min(len(p), written+writeChunk)
+		c.Conn.SetWriteDeadline(time.Now().Add(c.outputTimeout))
+		n, err := c.Conn.Write(p[written:end])
+		written += n
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
 }
 
 // writeDirect writes a reply outside redcon's writer: used only where

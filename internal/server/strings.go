@@ -166,7 +166,7 @@ func cmdMGet(s *Server, r *reply, args [][]byte) {
 		// missing elements' first; close the connection so the client
 		// does not read a reply of the wrong shape.
 		r.dbError(err)
-		r.conn.Close()
+		r.closeConn()
 	}
 }
 
