@@ -216,25 +216,30 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, dir string, f serve
 	go func() { served <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "strata serve: %s on %s (appendfsync %s)\n", dir, ln.Addr(), f.appendFsync)
 	var serveErr error
+	serveDone := false
 	select {
 	case <-ctx.Done():
 	case <-srv.ShutdownRequested():
 	case serveErr = <-served:
+		serveDone = true
 	}
 	fmt.Fprintln(stdout, "strata serve: shutting down")
-	if serveErr == nil {
-		if err := srv.Shutdown(context.Background()); err != nil {
-			fmt.Fprintln(stderr, "strata serve:", err)
-		}
-		serveErr = <-served
+	// Also after Serve returned on its own: Shutdown waits for the
+	// connections' handlers, which may still be in a database call.
+	if err := srv.Shutdown(context.Background()); err != nil {
+		fmt.Fprintln(stderr, "strata serve:", err)
 	}
-	if metricsSrv != nil {
-		metricsSrv.Close()
+	if !serveDone {
+		serveErr = <-served
 	}
 	start := time.Now()
 	ckptErr := db.Checkpoint()
 	if cfg.Metrics != nil && ckptErr == nil {
 		cfg.Metrics.ObserveCheckpoint(time.Since(start))
+	}
+	if metricsSrv != nil {
+		// After the shutdown's checkpoint, which a last scrape may see.
+		metricsSrv.Close()
 	}
 	closeErr := db.Close()
 	if err := errors.Join(serveErr, ckptErr, closeErr); err != nil {
