@@ -59,7 +59,11 @@ type Cache struct {
 	timeoutsInRow atomic.Int32
 	version       atomic.Uint32 // last admission version given out
 
-	st       counters
+	st counters
+	// infoMu guards openInfo after Open (disable writes disabledBy, Stats
+	// reads it); never held across I/O, so that neither waits for a
+	// superblock write on a stalled device, as they did under sbMu.
+	infoMu   sync.Mutex
 	openInfo openInfo
 }
 
@@ -284,9 +288,9 @@ func (c *Cache) disable(why string) {
 		c.opts.Logger.Warn("flashcache: disabled", "path", c.opts.Path, "why", why)
 	}
 	c.tracking.Store(false)
-	c.sbMu.Lock()
+	c.infoMu.Lock()
 	if c.openInfo.disabledBy == "" {
 		c.openInfo.disabledBy = why
 	}
-	c.sbMu.Unlock()
+	c.infoMu.Unlock()
 }

@@ -246,6 +246,8 @@ type stallFS struct {
 	mu      sync.Mutex
 	release chan struct{} // nil: not stalled
 	blocked atomic.Int64  // operations that waited
+	// superblocksOnly: a stall holds only writes to the superblocks.
+	superblocksOnly atomic.Bool
 }
 
 func (s *stallFS) stall() {
@@ -294,11 +296,15 @@ func (f *stallFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *stallFile) WriteAt(p []byte, off int64) (int, error) {
-	f.fs.wait()
+	if !f.fs.superblocksOnly.Load() || off < superblockSlots*blockSize {
+		f.fs.wait()
+	}
 	return f.File.WriteAt(p, off)
 }
 
 func (f *stallFile) Sync() error {
-	f.fs.wait()
+	if !f.fs.superblocksOnly.Load() {
+		f.fs.wait()
+	}
 	return f.File.Sync()
 }

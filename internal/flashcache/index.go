@@ -1,6 +1,9 @@
 package flashcache
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // The RAM index: page id → where the page's image is on flash.
 //
@@ -47,11 +50,20 @@ type shard struct {
 
 type index struct {
 	shards [indexShards]shard
+	// used counts the slots in use, pending included, in all shards; at
+	// most capacity (take). Each shard's own bound (max) is its share of
+	// the capacity plus slack, so the shards together could hold about
+	// 1.06 × capacity + 512: more than the snapshot area, sized for
+	// capacity entries, takes (persist.go). Without this bound a cache of
+	// small images (a quarter page or less) filled the index past it,
+	// and every clean Close wrote a snapshot the next Open refused.
+	used     atomic.Int64
+	capacity int64
 }
 
 // newIndex returns an index for up to capacity entries.
 func newIndex(capacity int) *index {
-	ix := &index{}
+	ix := &index{capacity: int64(capacity)}
 	per := (capacity + indexShards - 1) / indexShards
 	// A little slack above the mean, so that shards fill about together
 	// (the ids of a shard vary by a few standard deviations).
@@ -170,10 +182,24 @@ func (ix *index) reserve(id, ver, size uint32) (ok, full bool) {
 	if s.find(id) >= 0 {
 		return false, false
 	}
+	if !ix.take() {
+		return false, true
+	}
 	if !s.insert(slot{id: id, version: ver, loc: locPending, size: size}) {
+		ix.used.Add(-1)
 		return false, true
 	}
 	return true, false
+}
+
+// take counts a slot about to be inserted; false (nothing counted) when
+// the index holds capacity slots already.
+func (ix *index) take() bool {
+	if ix.used.Add(1) > ix.capacity {
+		ix.used.Add(-1)
+		return false
+	}
+	return true
 }
 
 // pending reports whether id still has the pending slot of version ver.
@@ -204,7 +230,11 @@ func (ix *index) add(e slot) bool {
 	s := ix.shardOf(e.id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.find(e.id) >= 0 || !s.insert(e) {
+	if s.find(e.id) >= 0 || !ix.take() {
+		return false
+	}
+	if !s.insert(e) {
+		ix.used.Add(-1)
 		return false
 	}
 	s.w++
@@ -218,6 +248,7 @@ func (ix *index) removeVersion(id, ver uint32) bool {
 	defer s.mu.Unlock()
 	if i := s.find(id); i >= 0 && s.slots[i].version == ver {
 		s.remove(i)
+		ix.used.Add(-1)
 		return true
 	}
 	return false
@@ -230,6 +261,7 @@ func (ix *index) removeIn(id, lo, hi uint32) bool {
 	defer s.mu.Unlock()
 	if i := s.find(id); i >= 0 && s.slots[i].loc != locPending && s.slots[i].loc >= lo && s.slots[i].loc < hi {
 		s.remove(i)
+		ix.used.Add(-1)
 		return true
 	}
 	return false
@@ -243,6 +275,7 @@ func (ix *index) invalidate(id uint32) bool {
 	defer s.mu.Unlock()
 	if i := s.find(id); i >= 0 {
 		s.remove(i)
+		ix.used.Add(-1)
 		return true
 	}
 	return false

@@ -56,7 +56,9 @@ import (
 // lookup in the store's map would let a crash keep the cache warm).
 //
 // Lock rules: Open and Close run alone (no other method runs concurrently
-// with them on the same cache); sbMu serializes superblock writes. Close
+// with them on the same cache); sbMu serializes superblock writes (held
+// across their I/O: nothing else takes it; infoMu guards what Stats and
+// disable share). Close
 // writes the snapshot in a goroutine it waits for at most CloseTimeout: on
 // a stalled device that goroutine may run on after Close returned, alone
 // with the file (nothing else of the cache runs then).
@@ -128,7 +130,7 @@ func (c *Cache) load() (head int, headOff int64, err error) {
 		// New, or shorter than the cache: extend it (a device cannot be),
 		// durably, with its directory entry.
 		if err := c.f.Truncate(c.lay.fileSize); err != nil {
-			return 0, 0, fmt.Errorf("extend %s to %d bytes: %w", c.opts.Path, c.lay.fileSize, err)
+			return 0, 0, fmt.Errorf("extend %s from %d to %d bytes (a block device must hold the cache's Size): %w", c.opts.Path, size, c.lay.fileSize, err)
 		}
 		if err := c.f.Sync(); err != nil {
 			return 0, 0, fmt.Errorf("sync %s: %w", c.opts.Path, err)
@@ -383,6 +385,11 @@ func (c *Cache) persist(state DBState) error {
 	})
 	mapLen := badMapBytes(c.lay.regions)
 	n := snapshotHeader + mapLen + len(entries)*snapshotEntrySize
+	if len(entries) > c.lay.maxEntries || int64(n) > c.lay.snapCap {
+		// The index keeps to its capacity (index.take); a snapshot beyond
+		// its area would overwrite the first region's data.
+		return fmt.Errorf("snapshot of %d entries does not fit its area (%d entries, %d bytes)", len(entries), c.lay.maxEntries, c.lay.snapCap)
+	}
 	buf := vfs.AlignedBuffer(n)
 	bad := make([]bool, c.lay.regions)
 	for r := range bad {

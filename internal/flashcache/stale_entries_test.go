@@ -284,15 +284,19 @@ func checkConsistent(t *testing.T, fs *vfs.MemFS) error {
 		if err := s.store.ReadPage(id, want); err != nil {
 			return err
 		}
-		for range 2 { // from wherever it is, then after an eviction
+		// From wherever it is, then again from below the pool (the page
+		// discarded from RAM: through the flash cache's lookup again, not
+		// a RAM hit).
+		for range 2 {
 			pg, err := s.pool.Get(id, bufferpool.Shared)
 			if err != nil {
 				return err
 			}
 			same := string(pg.Data()) == string(want)
+			gid, gv := pageVersion(pg.Data())
 			pg.Release()
+			s.pool.Discard(id)
 			if !same {
-				gid, gv := pageVersion(pg.Data())
 				wid, wv := pageVersion(want)
 				return fmt.Errorf("page %d: read page %d version %d, the store holds page %d version %d (%+v)", id, gid, gv, wid, wv, s.fc.Stats())
 			}

@@ -127,3 +127,36 @@ func TestStalledFlashAtClose(t *testing.T) {
 	t.Logf("opened %s", s.fc.Stats().OpenState)
 	s.checkAll(ids)
 }
+
+// TestStatsDuringStalledSuperblockWrite: with the device stalled in the
+// clean Close's superblock write (the snapshot written), Close returns
+// after CloseTimeout and Stats answers at once: the write holds sbMu, and
+// Stats no longer takes it (it waited for the device).
+func TestStatsDuringStalledSuperblockWrite(t *testing.T) {
+	mem := vfs.NewMem()
+	ffs := &stallFS{FS: mem}
+	const timeout = 200 * time.Millisecond
+	s := openStack(t, mem, ffs, stackOpts{tune: func(o *Options) { o.CloseTimeout = timeout }})
+	s.fill(100)
+	if err := s.pool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitIdle()
+	ffs.superblocksOnly.Store(true)
+	ffs.stall()
+	defer ffs.resume()
+	s.fc.Close(true, testDBState)
+	if ffs.blocked.Load() == 0 {
+		t.Fatal("the close did not reach the stalled superblock write")
+	}
+	got := make(chan Stats, 1)
+	go func() { got <- s.fc.Stats() }()
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Stats waited for the stalled superblock write")
+	}
+	if err := s.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,7 +5,7 @@ import "time"
 // The cache's statistics.
 //
 // Lock rules: the counters are atomics, updated without locks; Stats reads
-// the open state under sbMu (cache.go).
+// the open state under infoMu (cache.go).
 
 // Stats describe a flash cache. Counts are since Open.
 type Stats struct {
@@ -110,12 +110,12 @@ func (c *Cache) Stats() Stats {
 	if n := s.reads.Load(); n > 0 {
 		st.TFlashRead = time.Duration(s.readNanos.Load() / n)
 	}
-	c.sbMu.Lock()
+	c.infoMu.Lock()
 	st.OpenState = c.openInfo.state
 	st.DisabledBy = c.openInfo.disabledBy
 	st.RebuildTime = c.openInfo.rebuild
 	st.Rebuilt = c.openInfo.rebuilt
 	st.DiscardedAtOpen = c.openInfo.discarded
-	c.sbMu.Unlock()
+	c.infoMu.Unlock()
 	return st
 }

@@ -144,11 +144,15 @@ func (f *osFile) Sync() error { return datasync(f.f) }
 // Truncate implements File.
 func (f *osFile) Truncate(size int64) error { return f.f.Truncate(size) }
 
-// Size implements File.
+// Size implements File. A block device's size is where it ends: stat(2)
+// says 0 for one (a flash cache may be a device).
 func (f *osFile) Size() (int64, error) {
 	fi, err := f.f.Stat()
 	if err != nil {
 		return 0, err
+	}
+	if m := fi.Mode(); m&os.ModeDevice != 0 && m&os.ModeCharDevice == 0 {
+		return f.f.Seek(0, io.SeekEnd) // reads and writes give their offsets
 	}
 	return fi.Size(), nil
 }
