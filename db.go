@@ -224,15 +224,27 @@ func Open(dir string, o *Options) (*DB, error) {
 	}
 	// Check every option before anything touches the directory. An
 	// existing database keeps its page size, known once it is open; the
-	// smallest page size is the weakest test of the cache size then.
+	// smallest page size is the weakest test of the pool's own minimum
+	// then, and the largest the weakest of the flash cache's memory,
+	// which grows as pages shrink (its index has an entry per quarter
+	// page: a 64 KiB-page database with a large flash cache was refused
+	// here, charged at 4 KiB pages). Open checks both again at the
+	// database's page size.
+	var po bufferpool.Options
 	ps := opts.PageSize
 	switch {
 	case ps == 0 && exists:
-		ps = pagestore.MinPageSize
+		ps, po = pagestore.MinPageSize, opts.poolOptions()
+		if opts.FlashCache.Path != "" {
+			po.CacheSize -= opts.flashOptions(pagestore.MaxPageSize, "").MemoryBytes()
+		}
 	case ps == 0:
 		ps = pagestore.DefaultPageSize
+		po = opts.poolOptionsFor(ps)
+	default:
+		po = opts.poolOptionsFor(ps)
 	}
-	if err := opts.poolOptionsFor(ps).Validate(ps); err != nil {
+	if err := po.Validate(ps); err != nil {
 		return nil, fmt.Errorf("strata: %w", err)
 	}
 	store, err := pagestore.Open(dir, pagestore.Options{FS: fs, PageSize: opts.PageSize, Codec: c, DisableDirectIO: opts.DisableDirectIO, DisableDictionary: opts.DisableDictionary, DictionarySpaceOnly: opts.dictSpaceOnly, Logger: opts.Logger})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -280,4 +281,34 @@ func TestFlashCacheCrashWhileCreating(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFlashCacheLargePagesReopen: a database of 64 KiB pages with a flash
+// cache whose index would take the whole cache at 4 KiB pages (an entry
+// per quarter page) opens again without its page size given: the flash
+// cache's memory is charged at the database's page size. Open charged it
+// at the smallest page size before the store was open and refused.
+func TestFlashCacheLargePagesReopen(t *testing.T) {
+	dir := t.TempDir()
+	opts := func(pageSize int) *Options {
+		return &Options{CacheSize: 8 << 20, PageSize: pageSize, Sync: SyncNever,
+			FlashCache: FlashCache{Path: filepath.Join(dir, "flash"), Size: 256 << 20}}
+	}
+	db, err := Open(filepath.Join(dir, "db"), opts(64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadKeys(t, db, 1000, 1)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(filepath.Join(dir, "db"), opts(0))
+	if err != nil {
+		t.Fatalf("reopen without the page size: %v", err)
+	}
+	defer db.Close()
+	if st := db.Stats().FlashCache; !st.Active {
+		t.Fatalf("flash cache after the reopen: %+v", st)
+	}
+	readKeys(t, db, 1000, 1, 1000, rand.New(rand.NewPCG(5, 6)))
 }
