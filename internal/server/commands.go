@@ -59,7 +59,6 @@ func (s *Server) dispatch(r *reply, args [][]byte) {
 	cl := r.cl
 	name := lowerInto(cl.scratch[:0], args[0])
 	c := s.commands[string(name)]
-	s.commandsRun.Add(1)
 	if c == nil {
 		// Redis's order: unknown command, then arity, then NOAUTH.
 		if m := s.cfg.Metrics; m != nil {
@@ -78,6 +77,9 @@ func (s *Server) dispatch(r *reply, args [][]byte) {
 		c.countError()
 		return
 	}
+	// Counted once it runs: Redis leaves commands it refuses (unknown,
+	// wrong arity, NOAUTH) out of total_commands_processed.
+	s.commandsRun.Add(1)
 	var start time.Time
 	if c.latency != nil {
 		start = time.Now()
