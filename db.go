@@ -288,10 +288,16 @@ func wrapOpenErr(dir string, err error) error {
 }
 
 func (db *DB) open() error {
+	// The pool's options at the store's page size are checked before the
+	// flash cache opens: a refusal after it would leave the flash cache
+	// marked open, and its next Open cold.
+	po := db.opts.poolOptionsFor(db.store.PageSize())
+	if err := po.Validate(db.store.PageSize()); err != nil {
+		return fmt.Errorf("strata: %w", err)
+	}
 	if err := db.openFlash(); err != nil {
 		return err
 	}
-	po := db.opts.poolOptionsFor(db.store.PageSize())
 	po.Progress = db.st.operations
 	// The dictionary's codec state is charged to the cache, as the flash
 	// cache's index is (docs/ARCHITECTURE.md, "A dictionary trained on

@@ -291,7 +291,7 @@ func TestFlashCacheCrashWhileCreating(t *testing.T) {
 func TestFlashCacheLargePagesReopen(t *testing.T) {
 	dir := t.TempDir()
 	opts := func(pageSize int) *Options {
-		return &Options{CacheSize: 8 << 20, PageSize: pageSize, Sync: SyncNever,
+		return &Options{CacheSize: 8 << 20, PageSize: pageSize, Partitions: 2, Sync: SyncNever,
 			FlashCache: FlashCache{Path: filepath.Join(dir, "flash"), Size: 256 << 20}}
 	}
 	db, err := Open(filepath.Join(dir, "db"), opts(64<<10))

@@ -146,8 +146,12 @@ func TestStatsDuringStalledSuperblockWrite(t *testing.T) {
 	ffs.stall()
 	defer ffs.resume()
 	s.fc.Close(true, testDBState)
-	if ffs.blocked.Load() == 0 {
-		t.Fatal("the close did not reach the stalled superblock write")
+	// The persist goroutine may reach the superblock after Close gave up.
+	for deadline := time.Now().Add(10 * time.Second); ffs.blocked.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the close did not reach the stalled superblock write")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	got := make(chan Stats, 1)
 	go func() { got <- s.fc.Stats() }()

@@ -77,14 +77,14 @@ func (s *Server) dispatch(r *reply, args [][]byte) {
 		c.countError()
 		return
 	}
-	// Counted once it runs: Redis leaves commands it refuses (unknown,
-	// wrong arity, NOAUTH) out of total_commands_processed.
-	s.commandsRun.Add(1)
 	var start time.Time
 	if c.latency != nil {
 		start = time.Now()
 	}
 	c.fn(s, r, args)
+	// Counted once it ran (INFO does not count itself), as Redis does;
+	// commands refused above (unknown, wrong arity, NOAUTH) are not.
+	s.commandsRun.Add(1)
 	if c.latency != nil {
 		c.latency.Observe(time.Since(start).Seconds())
 		if r.failed {

@@ -174,8 +174,14 @@ type frameLimiter struct {
 	dataLeft int64 // bytes of the current argument still to come, CRLF included
 	frameLen int64 // bytes of the current frame so far
 	inline   inlineSplit
+	// commands counts the frames ended that make a command (all but
+	// blank inline lines).
+	commands int64
 	err      *protocolError
 }
+
+// atBoundary reports whether the bytes scanned so far end a frame.
+func (f *frameLimiter) atBoundary() bool { return f.state == stStart }
 
 func newFrameLimiter(l Limits, unauth func() bool) *frameLimiter {
 	return &frameLimiter{limits: l.withDefaults(), unauth: unauth}
@@ -283,6 +289,9 @@ func (f *frameLimiter) scan(p []byte) (ok int, err *protocolError) {
 		i += step
 		if ended {
 			blank := f.state == stInline && !f.inline.content
+			if !blank {
+				f.commands++
+			}
 			f.state = stStart
 			lastBoundary = i
 			if i < len(p) && f.unauth() && !blank {

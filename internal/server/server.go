@@ -353,6 +353,9 @@ type netConn struct {
 	// error). Used only by the connection's goroutine.
 	rest    []byte
 	restErr error
+	// pending holds the start of a frame that Read scanned but did not
+	// hand on (it returns whole frames, see Read).
+	pending []byte
 
 	mu       sync.Mutex // guards draining against SetReadDeadline
 	draining bool
@@ -367,48 +370,78 @@ type netConn struct {
 // Read reads from the client through the framing limiter. Bytes of frames
 // before a violation are returned first, so their commands run; the next
 // Read answers the violation with Redis's error text and fails.
+//
+// It returns whole frames, at least one that makes a command, unless one
+// frame does not fit p: a frame's start that came with them waits in
+// pending, and a read that brings no whole command is followed by another.
+// redcon's reader reads again, one stack frame deeper (its readCommands
+// recurses), whenever a read gives it no whole command: a client dripping
+// a frame a byte at a time, or streaming blank lines, grew its goroutine's
+// stack without bound (Go's 1 GB limit ends the process). Now the depth
+// grows only as redcon's buffer doubles for a frame larger than it.
 func (c *netConn) Read(p []byte) (int, error) {
 	if c.violation != nil {
 		c.writeDirect("-ERR " + c.violation.Error() + "\r\n")
 		return 0, c.violation
 	}
-	if len(c.rest) > 0 {
-		// Bytes read before, not scanned yet: scanned in place, handed on
-		// up to where the limiter stops again.
-		ok, perr := c.lim.scan(c.rest[:min(len(p), len(c.rest))])
-		n := copy(p, c.rest[:ok])
-		c.rest = c.rest[ok:]
-		if perr != nil {
+	if c.lim == nil {
+		return c.Conn.Read(p)
+	}
+	// The start of a frame scanned at the last Read: handed on first.
+	n := copy(p, c.pending)
+	c.pending = c.pending[n:]
+	if len(c.pending) > 0 {
+		return n, nil
+	}
+	commands := c.lim.commands
+	for {
+		var got, ok int
+		var err error
+		var perr *protocolError
+		switch {
+		case len(c.rest) > 0:
+			// Bytes read before, not scanned yet (the limiter stopped after
+			// a frame before AUTH): scanned in place, handed on up to where
+			// the limiter stops again.
+			got = copy(p[n:], c.rest)
+			ok, perr = c.lim.scan(p[n : n+got])
+			c.rest = c.rest[ok:]
+		case c.restErr != nil:
+			err, c.restErr = c.restErr, nil // the error of the read that brought the rest
+		default:
+			got, err = c.Conn.Read(p[n:])
+			ok, perr = c.lim.scan(p[n : n+got])
+			if perr == nil && ok < got {
+				c.rest = append(c.rest[:0], p[n+ok:n+got]...)
+				c.restErr, err = err, nil
+			}
+		}
+		n += ok
+		switch {
+		case perr != nil:
 			c.violation = perr
 			if n == 0 {
 				return c.Read(p)
 			}
-		}
-		return n, nil
-	}
-	if err := c.restErr; err != nil {
-		c.restErr = nil
-		return 0, err // the error of the read that brought the rest
-	}
-	n, err := c.Conn.Read(p)
-	if n > 0 && c.lim != nil {
-		ok, perr := c.lim.scan(p[:n])
-		if perr != nil {
-			c.violation = perr
-			if ok == 0 {
-				return c.Read(p)
+			return n, nil
+		case err != nil:
+			if n > 0 {
+				c.restErr = err // after what was read
+				return n, nil
 			}
-			return ok, nil
-		}
-		if ok < n {
-			// The limiter stopped after a frame (before AUTH): the rest is
-			// scanned at the next Read, after this frame's command ran.
-			c.rest = append(c.rest[:0], p[ok:n]...)
-			c.restErr = err
-			return ok, nil
+			return 0, err
+		case n == len(p) || ok < got:
+			return n, nil
+		case c.lim.commands > commands:
+			// Whole frames up to here; the start of the next waits.
+			whole := n - int(c.lim.frameLen)
+			if c.lim.atBoundary() {
+				whole = n
+			}
+			c.pending = append(c.pending[:0], p[whole:n]...)
+			return whole, nil
 		}
 	}
-	return n, err
 }
 
 // writeChunk is how much of a reply Write hands the socket under one
