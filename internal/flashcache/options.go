@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+	"unsafe"
 
 	"github.com/stratadb/strata/internal/codec"
 	"github.com/stratadb/strata/internal/vfs"
@@ -222,17 +223,20 @@ func (o Options) layout() layout {
 
 // MemoryBytes is the RAM a cache with these options takes, which the
 // database charges to its memory budget: the index, the regions' id lists,
-// the admission queue and filter, the write buffer and the readers'
-// buffers.
+// the admission queue (its bytes and item records, and the writer's copy
+// of the records it takes) and filter, the write buffer and the entries
+// pending in it (one per entry header at most), and the readers' buffers.
 func (o Options) MemoryBytes() int64 {
 	o = o.withDefaults()
 	l := o.layout()
 	readBuf := int64(o.PageSize + entryHeaderSize + 2*blockSize)
+	items := int64(queueItems(o.QueueBytes)) * int64(unsafe.Sizeof(item{}))
 	return indexBytes(o.MaxEntries) +
 		int64(l.regions)*(int64(regionListCap(o.MaxEntries, max(l.regions, 1)))*4+64) +
-		int64(o.QueueBytes) + int64(o.QueueBytes/512)*24 +
+		int64(o.QueueBytes) + 2*items +
 		filterBytes(o.MaxEntries) +
 		int64(o.WriteUnit) + int64(o.PageSize)*2 +
+		int64(o.WriteUnit/entryHeaderSize)*int64(unsafe.Sizeof(pendingEntry{})) +
 		int64(2*o.Readers)*readBuf
 }
 

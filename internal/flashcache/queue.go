@@ -51,10 +51,14 @@ type queue struct {
 	waiting atomic.Bool
 }
 
+// queueItems is the number of item records of a queue of bytes: one per
+// 512 bytes (an image is rarely smaller), at least 16.
+func queueItems(bytes int) int { return max(bytes/512, 16) }
+
 func newQueue(bytes int, rate int64, burst int) *queue {
 	q := &queue{
 		buf:   make([]byte, bytes),
-		items: make([]item, max(bytes/512, 16)),
+		items: make([]item, queueItems(bytes)),
 		rate:  float64(rate),
 		burst: float64(burst),
 		kick:  make(chan struct{}, 1),
