@@ -230,19 +230,13 @@ func Open(dir string, o *Options) (*DB, error) {
 	// page: a 64 KiB-page database with a large flash cache was refused
 	// here, charged at 4 KiB pages). Open checks both again at the
 	// database's page size.
-	var po bufferpool.Options
-	ps := opts.PageSize
-	switch {
-	case ps == 0 && exists:
+	ps := cmp.Or(opts.PageSize, pagestore.DefaultPageSize)
+	po := opts.poolOptionsFor(ps)
+	if opts.PageSize == 0 && exists {
 		ps, po = pagestore.MinPageSize, opts.poolOptions()
 		if opts.FlashCache.Path != "" {
 			po.CacheSize -= opts.flashOptions(pagestore.MaxPageSize, "").MemoryBytes()
 		}
-	case ps == 0:
-		ps = pagestore.DefaultPageSize
-		po = opts.poolOptionsFor(ps)
-	default:
-		po = opts.poolOptionsFor(ps)
 	}
 	if err := po.Validate(ps); err != nil {
 		return nil, fmt.Errorf("strata: %w", err)
