@@ -1,7 +1,8 @@
 package server
 
 // The command table and dispatch. Every handler runs on its connection's
-// goroutine; handlers share only the *strata.DB (safe for concurrent use),
+// goroutine (conn.go); its arguments are valid only until it returns
+// (request.go). Handlers handlers share only the *strata.DB (safe for concurrent use),
 // the cursor table (locked inside) and atomic counters.
 
 import (
@@ -13,7 +14,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stratadb/strata"
-	"github.com/tidwall/redcon"
 )
 
 // command is one entry of the command table.
@@ -40,19 +40,6 @@ func (c *command) accepts(n int) bool {
 		return n == c.arity
 	}
 	return n >= -c.arity
-}
-
-// handle is redcon's command handler.
-func (s *Server) handle(conn redcon.Conn, rc redcon.Command) {
-	cl, _ := conn.Context().(*client)
-	if cl == nil || len(rc.Args) == 0 || cl.nc.abandoned.Load() {
-		return
-	}
-	r := reply{conn: conn, cl: cl}
-	s.dispatch(&r, rc.Args)
-	if len(conn.PeekPipeline()) == 0 {
-		cl.pending = 0 // redcon flushes after the last command of a pipeline
-	}
 }
 
 func (s *Server) dispatch(r *reply, args [][]byte) {

@@ -1,13 +1,15 @@
 // Package server is Strata's Redis-protocol (RESP2) front end: it serves a
 // *strata.DB to Redis clients over TCP.
 //
-// The connection loop, RESP parsing and reply encoding are
-// github.com/tidwall/redcon's. This package adds, per connection, a framing
-// limiter that reads the byte stream ahead of redcon's parser (limit.go:
-// bulk and multibulk lengths, command size, inline lines), the command
-// table and its handlers (commands.go, strings.go, keys.go, admin.go), a
-// bound on pending output (reply.go), graceful shutdown (server.go) and
-// Prometheus metrics (metrics.go).
+// Each connection is a goroutine running conn.go's loop: read, run every
+// whole command in order, write the replies. request.go parses RESP2
+// requests incrementally in a bounded buffer and enforces the protocol
+// limits (limit.go: bulk and multibulk lengths, command size, inline lines,
+// Redis's unauthenticated limits); the command table and its handlers are
+// commands.go, strings.go, keys.go, admin.go and info.go; reply.go encodes
+// replies (with github.com/tidwall/redcon's RESP encoders) and bounds
+// pending output; server.go accepts connections and shuts down gracefully;
+// metrics.go exports Prometheus metrics.
 //
 // Every command maps onto the root package's public API only: Get, Set,
 // Delete, batches for MSET, Update for read-modify-write commands, View and

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/tidwall/redcon"
 )
 
 // TestGarbageInput: connections send random bytes, truncated frames and
@@ -124,72 +122,5 @@ func TestGarbageInput(t *testing.T) {
 	}
 	if err := good.Ping(bg).Err(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestLimiterMatchesRedcon feeds the same valid pipelines to the limiter in
-// random chunks: it must accept them whole and see the frames redcon sees.
-func TestLimiterMatchesRedcon(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 2000; trial++ {
-		var in []byte
-		for n := 1 + rng.IntN(10); n > 0; n-- {
-			if rng.IntN(4) == 0 {
-				in = append(in, "PING "...)
-				in = append(in, strconv.Itoa(rng.IntN(100))...)
-				in = append(in, "\r\n"...)
-				continue
-			}
-			args := 1 + rng.IntN(4)
-			in = fmt.Appendf(in, "*%d\r\n", args)
-			for a := 0; a < args; a++ {
-				arg := bytes.Repeat([]byte{byte('a' + a)}, rng.IntN(300))
-				in = fmt.Appendf(in, "$%d\r\n%s\r\n", len(arg), arg)
-			}
-		}
-		f := newFrameLimiter(Limits{}, func() bool { return false })
-		for off := 0; off < len(in); {
-			n := min(len(in)-off, 1+rng.IntN(64))
-			ok, err := f.scan(in[off : off+n])
-			if err != nil || ok != n {
-				t.Fatalf("valid input refused at %d: %d of %d bytes, %v", off, ok, n, err)
-			}
-			off += n
-		}
-		if f.state != stStart {
-			t.Fatalf("limiter not at a frame boundary after whole frames (state %d)", f.state)
-		}
-		if got, want := countFrames(t, in), countCommands(in); got != want {
-			t.Fatalf("frames %d, commands %d", got, want)
-		}
-	}
-}
-
-// countFrames counts the frames the limiter sees in b.
-func countFrames(t *testing.T, b []byte) int {
-	f := newFrameLimiter(Limits{}, func() bool { return false })
-	n := 0
-	for i := range b {
-		before := f.state
-		if _, err := f.scan(b[i : i+1]); err != nil {
-			t.Fatal(err)
-		}
-		if f.state == stStart && before != stStart {
-			n++
-		}
-	}
-	return n
-}
-
-// countCommands counts the commands redcon parses from b (blank inline
-// lines are no command for redcon; the generator makes none).
-func countCommands(b []byte) int {
-	rd := redcon.NewReader(bytes.NewReader(b))
-	n := 0
-	for {
-		if _, err := rd.ReadCommand(); err != nil {
-			return n
-		}
-		n++
 	}
 }

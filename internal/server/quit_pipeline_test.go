@@ -7,8 +7,7 @@ import (
 
 // TestCommandsAfterQuitDoNotRun: QUIT pipelined with commands after it,
 // in one write, answers OK and closes the connection; the commands after
-// it do not run, as in Redis (redcon hands the handler every command it
-// had read).
+// it do not run, as in Redis.
 func TestCommandsAfterQuitDoNotRun(t *testing.T) {
 	ts := startServer(t, Config{})
 	r := ts.raw()

@@ -2,14 +2,16 @@ package server
 
 // Replies and the output bound.
 //
-// Handlers write replies through a reply, which counts the bytes it adds
-// to redcon's writer. redcon flushes once per pipeline; a pipeline of many
-// large GETs (or one MGET of many large values) would otherwise collect
-// all of its replies in memory first. Once MaxOutputBuffer bytes are
-// pending, the reply flushes them to the socket itself. The write blocks
-// while the client does not read (TCP back-pressure) for at most
-// OutputTimeout, after which the connection is dropped, so a slow reader
-// costs at most MaxOutputBuffer plus one reply element of memory.
+// Handlers write replies through a reply, which appends them, RESP-encoded,
+// to the connection's output buffer (client.out). The connection writes the
+// buffer once per pipeline (conn.go); a pipeline of many large GETs (or one
+// MGET of many large values) would otherwise collect all of its replies in
+// memory first. Once MaxOutputBuffer bytes are pending, the reply writes
+// them to the socket itself. The write blocks while the client does not
+// read (TCP back-pressure) for at most OutputTimeout, after which the
+// connection is dropped, so a slow reader costs at most MaxOutputBuffer
+// plus one reply element of memory. After a failed write, replies are
+// dropped as they are added.
 //
 // A reply is used only by its connection's goroutine.
 
@@ -20,48 +22,32 @@ import (
 )
 
 type reply struct {
-	conn   redcon.Conn
 	cl     *client
 	failed bool // an error reply was written (metrics)
 }
 
-// respOverhead is the framing bytes of one reply element, roughly.
-const respOverhead = 16
-
-func (r *reply) add(n int) {
-	r.cl.pending += n + respOverhead
-	if r.cl.pending >= r.cl.srv.cfg.MaxOutputBuffer {
-		r.flush()
+// added is called after each element is appended.
+func (r *reply) added() {
+	cl := r.cl
+	switch {
+	case cl.writeErr != nil:
+		cl.out = cl.out[:0]
+	case len(cl.out) >= cl.srv.cfg.MaxOutputBuffer:
+		cl.flush()
 	}
 }
 
-// flush writes the pending replies now.
-func (r *reply) flush() {
-	if w := redcon.BaseWriter(r.conn); w != nil {
-		if w.Flush() != nil {
-			// The error sticks in the writer and redcon closes the
-			// connection after this pipeline; its other commands must not
-			// run meanwhile, their replies lost.
-			r.cl.nc.abandoned.Store(true)
-		}
-	}
-	r.cl.pending = 0
-}
+// closeConn ends the connection after the replies written so far are
+// sent; the commands after this one in its pipeline do not run.
+func (r *reply) closeConn() { r.cl.nc.abandoned.Store(true) }
 
-// closeConn flushes the replies written and closes the connection; the
-// commands after this one in its pipeline do not run (handle).
-func (r *reply) closeConn() {
-	r.cl.nc.abandoned.Store(true)
-	r.conn.Close()
-}
-
-func (r *reply) ok()                 { r.conn.WriteString("OK"); r.add(2) }
-func (r *reply) simple(s string)     { r.conn.WriteString(s); r.add(len(s)) }
-func (r *reply) int(n int64)         { r.conn.WriteInt64(n); r.add(8) }
-func (r *reply) bulk(b []byte)       { r.conn.WriteBulk(b); r.add(len(b)) }
-func (r *reply) bulkString(s string) { r.conn.WriteBulkString(s); r.add(len(s)) }
-func (r *reply) null()               { r.conn.WriteNull(); r.add(0) }
-func (r *reply) array(n int)         { r.conn.WriteArray(n); r.add(0) }
+func (r *reply) ok()                 { r.cl.out = redcon.AppendOK(r.cl.out); r.added() }
+func (r *reply) simple(s string)     { r.cl.out = redcon.AppendString(r.cl.out, s); r.added() }
+func (r *reply) int(n int64)         { r.cl.out = redcon.AppendInt(r.cl.out, n); r.added() }
+func (r *reply) bulk(b []byte)       { r.cl.out = redcon.AppendBulk(r.cl.out, b); r.added() }
+func (r *reply) bulkString(s string) { r.cl.out = redcon.AppendBulkString(r.cl.out, s); r.added() }
+func (r *reply) null()               { r.cl.out = redcon.AppendNull(r.cl.out); r.added() }
+func (r *reply) array(n int)         { r.cl.out = redcon.AppendArray(r.cl.out, n); r.added() }
 func (r *reply) bulkInt(n int64)     { r.bulkString(strconv.FormatInt(n, 10)) }
 func (r *reply) emptyArray()         { r.array(0) }
 func (r *reply) nullOr(v []byte, ok bool) {
@@ -76,8 +62,8 @@ func (r *reply) nullOr(v []byte, ok bool) {
 // "WRONGPASS ...").
 func (r *reply) err(msg string) {
 	r.failed = true
-	r.conn.WriteError(msg)
-	r.add(len(msg))
+	r.cl.out = redcon.AppendError(r.cl.out, msg)
+	r.added()
 }
 
 // Redis's standard error texts.

@@ -79,8 +79,8 @@ func TestShutdownCommand(t *testing.T) {
 
 // TestShutdownWhileClientsConnect: connections arriving while Shutdown
 // starts are either refused or counted before Shutdown waits for the
-// connections to end. Before, a connection's count went up in redcon's
-// accept callback, which can run after Shutdown has begun to wait: a
+// connections to end. Once, a connection's count went up in a callback
+// that could run after Shutdown had begun to wait: a
 // WaitGroup raised from zero while waited on, which the race detector
 // reports and sync may panic on ("WaitGroup is reused before previous
 // Wait has returned"; seen once in CI in TestGarbageInput).
