@@ -176,7 +176,7 @@ const maxGetBuf = 64 << 10
 
 // maxIdleOutput bounds the output buffer a connection keeps between
 // pipelines: a larger one, grown for a large reply, is given back.
-const maxIdleOutput = 64 << 10
+const maxIdleOutput = 16 << 10
 
 // flush writes the pending replies. A failed write abandons the
 // connection: later replies are dropped (reply.add) and no other command

@@ -23,8 +23,9 @@ package server
 // it. It grows by doubling only while one frame does not fit, so it is at
 // most twice what the client has sent of that frame (a frame is at most
 // MaxCommandBytes), never what a length declares; the bytes of commands
-// run are dropped before each read; and a buffer over idleReadBuffer is
-// given back when it is empty, or shrunk when what it holds is small. The
+// run are dropped before each read; and a buffer grown beyond its first
+// size is given back when it is empty, or shrunk when what it holds is
+// small (as are the slices of a command with many arguments). The
 // arguments next returns are slices of the buffer (a multibulk frame's) or
 // of a scratch buffer (an inline line's): valid until the next call of
 // next or fill; a handler copies what it keeps.
@@ -41,12 +42,14 @@ import (
 )
 
 const (
-	// initialReadBuffer is a connection's read buffer when it reads.
+	// initialReadBuffer is a connection's read buffer when it reads (as
+	// Redis's reads); one grown larger for a large command is given back
+	// once it is empty, or shrunk once what it holds is small.
 	initialReadBuffer = 16 << 10
-	// idleReadBuffer is the most read buffer a connection keeps while it
-	// holds nothing (or little): a larger one, grown for a large command,
-	// is given back.
-	idleReadBuffer = 64 << 10
+	// maxKeptArgs bounds the argument slices a connection keeps from one
+	// command to the next (a command of a million arguments has a 24 MB
+	// slice of them).
+	maxKeptArgs = 1024
 )
 
 // Parser states.
@@ -111,6 +114,9 @@ func (r *requestReader) next() ([][]byte, error) {
 		}
 		switch r.state {
 		case stStart:
+			if cap(r.args) > maxKeptArgs {
+				r.args, r.marks = nil, nil // the last command's: it ran
+			}
 			if p[0] != '*' {
 				r.state = stInline
 				continue
@@ -233,9 +239,9 @@ func (r *requestReader) fill() error {
 	}
 	n := r.end - r.start
 	switch {
-	case n == 0 && cap(r.buf) > idleReadBuffer:
+	case n == 0 && cap(r.buf) > initialReadBuffer:
 		r.buf = nil // grown for a large command: given back
-	case r.start > 0 && cap(r.buf) > idleReadBuffer && 4*n <= cap(r.buf):
+	case r.start > 0 && cap(r.buf) > initialReadBuffer && 4*n <= cap(r.buf):
 		nb := make([]byte, max(initialReadBuffer, 2*n))
 		copy(nb, r.buf[r.start:r.end])
 		r.buf = nb

@@ -211,7 +211,7 @@ func TestLargeCommandBufferGivenBack(t *testing.T) {
 	if grown < len(value) || grown > 2*len(in) {
 		t.Fatalf("buffer of %d bytes for a command of %d", grown, len(in))
 	}
-	if cap(rd.buf) > idleReadBuffer {
+	if cap(rd.buf) > initialReadBuffer {
 		t.Fatalf("a %d-byte buffer kept after the command ran", cap(rd.buf))
 	}
 	// A declared length alone grows nothing.
@@ -317,5 +317,22 @@ func TestBrokenFramesRefused(t *testing.T) {
 		if _, again := rd.next(); again != err {
 			t.Errorf("%.30q: next after the violation returned %v", tc.in, again)
 		}
+	}
+}
+
+// TestManyArgumentsGivenBack: the argument slices of a command of 100,000
+// arguments are not kept once the next command is parsed.
+func TestManyArgumentsGivenBack(t *testing.T) {
+	in := "*100000\r\n$3\r\nDEL\r\n" + strings.Repeat("$1\r\nk\r\n", 99999) + "PING\r\n"
+	rd := newRequestReader(strings.NewReader(in), Limits{}, func() bool { return false })
+	var cmds []string
+	_, err := readAll(rd, func(args [][]byte) {
+		cmds = append(cmds, fmt.Sprintf("%s/%d", args[0], len(args)))
+		if string(args[0]) == "PING" && cap(rd.args) > maxKeptArgs {
+			t.Errorf("%d argument slices kept after the command of 100,000 ran", cap(rd.args))
+		}
+	})
+	if err != nil || fmt.Sprint(cmds) != "[DEL/100000 PING/1]" {
+		t.Fatalf("%v %v", cmds, err)
 	}
 }
