@@ -77,15 +77,16 @@ func (s *Store) recover() error {
 		}
 	}
 	plan := planReplay(nums, state, referenced)
+	if len(plan.problems) > 0 {
+		// Before removing anything: a store reported corrupt keeps its bytes.
+		return fmt.Errorf("pagestore: %s: %w: %s", s.dir, ErrCorrupt, plan.problems[0].msg)
+	}
 	for _, n := range plan.obsolete {
 		path := segmentPath(s.dir, n)
 		s.log.Info("pagestore: removing obsolete segment", "file", path)
 		if err := s.fs.Remove(path); err != nil {
 			return fmt.Errorf("pagestore: remove obsolete segment %s: %w", path, err)
 		}
-	}
-	if len(plan.problems) > 0 {
-		return fmt.Errorf("pagestore: %s: %w: %s", s.dir, ErrCorrupt, plan.problems[0].msg)
 	}
 	for n := range referenced {
 		if !state.isReplayHead(n) {
@@ -144,6 +145,12 @@ func (s *Store) applyMapLog(state *ckptState, stamps map[uint32]uint64) error {
 		return fmt.Errorf("pagestore: open %s: %w", path, err)
 	}
 	s.mapLog = f
+	// Deltas a crash left written but not synced are made durable before
+	// recovery acts on them: it removes the segments they leave obsolete,
+	// and the next session's syncs make those removals durable.
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("pagestore: sync %s: %w", path, err)
+	}
 	deltas, valid, err := readMapLog(f, s.generation, uint32(s.pageSize))
 	if err != nil {
 		if errors.Is(err, ErrCorrupt) {
@@ -353,7 +360,12 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 				return fmt.Errorf("pagestore: read segment %s: %w", seg.path, err)
 			}
 		}
-		stream, empty, herr := checkReplayedHeader(head, s.pageSize, n, state.isReplayHead(n) || referenced[n])
+		// A replay head numbered as the checkpoint's next segment was
+		// created after the checkpoint: its file may be all a crash left
+		// of it (its directory entry durable, its header not), as of any
+		// segment written since.
+		mustHold := state.isReplayHead(n) && n < state.nextSegNum || referenced[n]
+		stream, empty, herr := checkReplayedHeader(head, s.pageSize, n, mustHold)
 		if herr != nil {
 			return fmt.Errorf("pagestore: segment %s offset 0: %w: %v", seg.path, ErrCorrupt, herr)
 		}
@@ -423,8 +435,20 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 				return fmt.Errorf("pagestore: sync %s: %w", seg.path, err)
 			}
 			seg.size = end
+		} else if err := seg.f.Sync(); err != nil {
+			// What was replayed may be only in the OS's cache (the last
+			// session died, or its fsync failed, before it was synced):
+			// it is durable before anything the new session makes durable
+			// (a checkpoint's map) points to it or is written after it.
+			return fmt.Errorf("pagestore: sync %s: %w", seg.path, err)
 		}
 		seg.written, seg.synced = seg.size, seg.size
+	}
+	if len(segs) > 0 {
+		// And their directory entries.
+		if err := s.fs.SyncDir(s.dir); err != nil {
+			return fmt.Errorf("pagestore: sync directory %s: %w", s.dir, err)
+		}
 	}
 	s.nextSeq = maxSeq
 	return nil
