@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/stratadb/strata/internal/vfs"
 )
@@ -72,13 +73,16 @@ type Log struct {
 	// rotateWant counts Rotate calls; rotated is the count the writer has
 	// served. A Rotate returns once rotated reaches its number.
 	rotateWant, rotated uint64
-	inRound             bool       // the writer is in a round (see roundLocked)
-	err                 error      // sticky: the first write or fsync failure
-	closed              bool       // Close has begun: Append, Sync and Rotate refuse
-	stopped             bool       // Close has stopped the writer
-	files               []fileInfo // oldest first; the last is the active file
-	f                   vfs.File   // the active file; only the writer uses it
-	off                 int64      // end of the data written to f
+	inRound             bool // the writer is in a round (see roundLocked)
+	// periodicAt is when SyncPeriodic last asked for an fsync (the
+	// writer's; see askPeriodicSyncLocked).
+	periodicAt time.Time
+	err        error      // sticky: the first write or fsync failure
+	closed     bool       // Close has begun: Append, Sync and Rotate refuse
+	stopped    bool       // Close has stopped the writer
+	files      []fileInfo // oldest first; the last is the active file
+	f          vfs.File   // the active file; only the writer uses it
+	off        int64      // end of the data written to f
 
 	// The page cache of cacheFile, an active file (see cacheChunk): the
 	// writer has dropped [0, cacheDropped) from it and started writing

@@ -33,17 +33,28 @@ func (l *Log) writeLoop() {
 			return
 		case <-l.kick:
 		case <-tick:
-			l.mu.Lock()
-			// Sync what was written since the last fsync; records
-			// written later wait for the next tick.
-			l.syncWant = max(l.syncWant, l.writtenLSN)
-			l.mu.Unlock()
 		}
 		l.mu.Lock()
-		for l.hasWorkLocked() {
+		for l.askPeriodicSyncLocked(); l.hasWorkLocked(); l.askPeriodicSyncLocked() {
 			l.roundLocked()
 		}
 		l.mu.Unlock()
+	}
+}
+
+// askPeriodicSyncLocked asks for an fsync of what was written once
+// SyncInterval has passed since it last asked (SyncPeriodic only; records
+// written later wait for the next time). The ticker wakes an idle writer;
+// a busy one asks here between rounds, since it reaches the ticker's
+// select only when a round leaves no work (a steady stream of appends kept
+// it from there: no fsync at all until the file was full).
+func (l *Log) askPeriodicSyncLocked() {
+	if l.opts.SyncMode != SyncPeriodic {
+		return
+	}
+	if now := time.Now(); now.Sub(l.periodicAt) >= l.opts.SyncInterval {
+		l.periodicAt = now
+		l.syncWant = max(l.syncWant, l.writtenLSN)
 	}
 }
 
