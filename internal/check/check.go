@@ -498,6 +498,13 @@ func checkWAL(r *Report, fs vfs.FS, dir string, m meta, haveMeta bool) {
 	if in.FirstLSN > m.lsn+1 {
 		r.add(Problem{File: in.Files[0], Offset: 16, Page: -1, Msg: fmt.Sprintf("the WAL starts at LSN %d, the meta page needs it from %d", in.FirstLSN, m.lsn+1)})
 	}
+	for _, s := range in.Skips {
+		// Open moved the log forward past records the meta page already
+		// had (MinNextLSN); records it would replay must not be missing.
+		if s.To > m.lsn+1 {
+			r.add(Problem{File: s.File, Offset: 16, Page: -1, Msg: fmt.Sprintf("the WAL has no records %d to %d, but the meta page has applied only LSN %d: records are missing", s.From, s.To-1, m.lsn)})
+		}
+	}
 	if in.NextLSN < m.lsn+1 {
 		r.add(Problem{File: in.Files[len(in.Files)-1], Offset: -1, Page: -1, Msg: fmt.Sprintf("the WAL ends before LSN %d, but the meta page has applied LSN %d: records are missing", in.NextLSN, m.lsn)})
 	}

@@ -43,6 +43,18 @@ type Inspection struct {
 	FirstLSN, NextLSN uint64
 	Records           int64
 	Findings          []Finding
+	// Skips are the places where the log moves forward: a file ends
+	// before the LSN the next one starts at, as Open with MinNextLSN
+	// leaves it. Open accepts them; whether records are missing depends on
+	// where the caller's recovery starts (a skip below it is no loss).
+	Skips []Skip
+}
+
+// Skip is a forward move of the log: no records From to To-1; File, the
+// file that starts at To.
+type Skip struct {
+	From, To uint64
+	File     string
 }
 
 // Inspect verifies the log in dir and calls fn with every valid record in
@@ -163,8 +175,9 @@ func Inspect(fs vfs.FS, dir string, fn func(lsn uint64, payload []byte) error) (
 			return in, nil
 		}
 		if !newest && want != files[i+1].first {
-			note(path, rr.off, false, "file ends before LSN %d, but the next file starts at LSN %d", want, files[i+1].first)
-			return in, nil
+			// Records at or above the next file's first LSN stopped the
+			// loop above: the next file starts beyond this one's end.
+			in.Skips = append(in.Skips, Skip{From: want, To: files[i+1].first, File: filePath(dir, files[i+1].num)})
 		}
 	}
 	return in, nil
