@@ -45,8 +45,10 @@ type Inspection struct {
 	Findings          []Finding
 	// Skips are the places where the log moves forward: a file ends
 	// before the LSN the next one starts at, as Open with MinNextLSN
-	// leaves it. Open accepts them; whether records are missing depends on
-	// where the caller's recovery starts (a skip below it is no loss).
+	// leaves it (and as an older file that lost its last records would
+	// look). Open accepts them; Replay from below one fails (ErrCorrupt).
+	// Whether records are missing depends on where the caller's recovery
+	// starts: a skip that ends at or below it is no loss.
 	Skips []Skip
 }
 
