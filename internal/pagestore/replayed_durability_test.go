@@ -69,6 +69,42 @@ func killStore(t *testing.T, s *Store) {
 	}
 }
 
+// storeWithUnsyncedWrites leaves in a memory file system a store whose
+// pages 0–2 were synced at version 1 and written at version 2 (enough to
+// seal and write buffers), and whose process died inside the Sync after,
+// between the segment write and its fsync (modelled by failing the fsync,
+// then abandoning the store).
+func storeWithUnsyncedWrites(t *testing.T) (*vfs.MemFS, Options) {
+	t.Helper()
+	fs := vfs.NewMem()
+	o := testOptions(fs, mustCodec(t, "none"))
+	s, err := Open("db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ver := 1; ver <= 2; ver++ {
+		for id := PageID(0); id < 3; id++ {
+			if _, _, err := s.WritePage(id, pageContent(id, ver, testPageSize)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ver == 2 {
+			fs.SetInjector(func(op vfs.Op, path string) error {
+				if op == vfs.OpSync {
+					return vfs.InjectedError(op, path)
+				}
+				return nil
+			})
+		}
+		if err := s.Sync(); (err == nil) != (ver == 1) {
+			t.Fatalf("sync of version %d: %v", ver, err)
+		}
+	}
+	fs.SetInjector(nil)
+	killStore(t, s)
+	return fs, o
+}
+
 // TestReplayedRecordsSyncedBeforeCheckpoint: recovery replays records
 // that were written to a segment but never synced (a process crash keeps
 // them in the OS's cache); the next session's checkpoint then makes a
@@ -76,41 +112,7 @@ func killStore(t *testing.T, s *Store) {
 // that checkpoint loses nothing (before: the store did not open, "beyond
 // the end of segment").
 func TestReplayedRecordsSyncedBeforeCheckpoint(t *testing.T) {
-	fs := vfs.NewMem()
-	o := testOptions(fs, mustCodec(t, "none"))
-	s, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id := PageID(0); id < 3; id++ {
-		if _, _, err := s.WritePage(id, pageContent(id, 1, testPageSize)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	// Version 2 of the pages: enough to seal and write buffers (16 KiB),
-	// no Sync.
-	for id := PageID(0); id < 3; id++ {
-		if _, _, err := s.WritePage(id, pageContent(id, 2, testPageSize)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The process dies inside Sync, after the segment write and before its
-	// fsync (modelled by failing the fsync, then abandoning the store).
-	fs.SetInjector(func(op vfs.Op, path string) error {
-		if op == vfs.OpSync {
-			return vfs.InjectedError(op, path)
-		}
-		return nil
-	})
-	if err := s.Sync(); err == nil {
-		t.Fatal("sync did not fail")
-	}
-	fs.SetInjector(nil)
-	killStore(t, s)
-
+	fs, o := storeWithUnsyncedWrites(t)
 	s2, err := Open("db", o)
 	if err != nil {
 		t.Fatal(err)
@@ -216,35 +218,14 @@ func TestMapLogSyncedBeforeObsoleteSegmentsRemoved(t *testing.T) {
 // unsynced writes then found the replayed old head torn although it was no
 // longer the stream's newest segment (before: ErrCorrupt in 42 of 50).
 func TestReplayedRecordsSyncedBeforeNewHead(t *testing.T) {
-	fs := vfs.NewMem()
-	o := testOptions(fs, mustCodec(t, "none"))
-	s, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id := PageID(0); id < 3; id++ {
-		s.WritePage(id, pageContent(id, 1, testPageSize))
-	}
-	if err := s.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	for id := PageID(0); id < 3; id++ {
-		s.WritePage(id, pageContent(id, 2, testPageSize))
-	}
-	fs.SetInjector(func(op vfs.Op, path string) error {
-		if op == vfs.OpSync {
-			return vfs.InjectedError(op, path)
-		}
-		return nil
-	})
-	s.Sync()
-	fs.SetInjector(nil)
-	killStore(t, s)
+	fs, o := storeWithUnsyncedWrites(t)
 	s2, err := Open("db", o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2.WritePage(50, pageContent(50, 1, testPageSize))
+	if _, _, err := s2.WritePage(50, pageContent(50, 1, testPageSize)); err != nil {
+		t.Fatal(err)
+	}
 	if err := s2.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -259,6 +240,15 @@ func TestReplayedRecordsSyncedBeforeNewHead(t *testing.T) {
 				t.Logf("seed %d: %v", i, err)
 			}
 			continue
+		}
+		buf := make([]byte, testPageSize)
+		for _, p := range []struct {
+			id  PageID
+			ver int
+		}{{0, 2}, {1, 2}, {2, 2}, {50, 1}} {
+			if err := s3.ReadPage(p.id, buf); err != nil || !bytes.Equal(buf, pageContent(p.id, p.ver, testPageSize)) {
+				t.Fatalf("seed %d: page %d not at version %d after a power loss: %v", i, p.id, p.ver, err)
+			}
 		}
 		s3.Close()
 	}

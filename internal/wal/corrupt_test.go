@@ -226,15 +226,7 @@ func TestCorruptStructure(t *testing.T) {
 			return patch(t, fs, files[1], func(b []byte) []byte { return b[:len(b)-3] })
 		}, files[1]},
 		{"older file cut at a record boundary", func() *vfs.MemFS {
-			return patch(t, fs, files[1], func(b []byte) []byte {
-				var ends []int
-				for off := fileHeaderSize; off < len(b); {
-					_, _, n, _ := decodeRecord(b[off:])
-					off += n
-					ends = append(ends, off)
-				}
-				return b[:ends[len(ends)-2]]
-			})
+			return patch(t, fs, files[1], cutLastRecord)
 		}, files[1]},
 		{"garbage after an older file's records", func() *vfs.MemFS {
 			return patch(t, fs, files[1], func(b []byte) []byte { return append(b, 1, 2, 3) })
@@ -334,4 +326,15 @@ func TestInterruptedCreation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cutLastRecord returns a log file's bytes without its last record.
+func cutLastRecord(b []byte) []byte {
+	var ends []int
+	for off := fileHeaderSize; off < len(b); {
+		_, _, n, _ := decodeRecord(b[off:])
+		off += n
+		ends = append(ends, off)
+	}
+	return b[:ends[len(ends)-2]]
 }

@@ -171,15 +171,7 @@ func TestInspectFindsCorruptStructure(t *testing.T) {
 	// first), which the caller judges against where its recovery starts
 	// (Replay from below it fails; internal/check's TestWALSkip), not a
 	// finding.
-	cut := patch(t, fs, files[1], func(b []byte) []byte {
-		var ends []int
-		for off := fileHeaderSize; off < len(b); {
-			_, _, n, _ := decodeRecord(b[off:])
-			off += n
-			ends = append(ends, off)
-		}
-		return b[:ends[len(ends)-2]]
-	})
+	cut := patch(t, fs, files[1], cutLastRecord)
 	if in, err := Inspect(cut, testDir, nil); err != nil || len(corruptFindings(in)) > 0 || len(in.Skips) != 1 || in.Skips[0].To != firstOf(files[2]) || in.Skips[0].From != in.Skips[0].To-1 {
 		t.Fatalf("an older file cut at a record boundary: %v, findings %v, skips %+v", err, in.Findings, in.Skips)
 	}
