@@ -48,8 +48,9 @@ const (
 	initialReadBuffer = 16 << 10
 	// maxKeptArgs bounds the argument slices a connection keeps from one
 	// command to the next (a command of a million arguments has a 24 MB
-	// slice of them).
-	maxKeptArgs = 1024
+	// slice of them), maxKeptInline the scratch buffer of inline lines.
+	maxKeptArgs   = 1024
+	maxKeptInline = 4 << 10
 )
 
 // Parser states.
@@ -114,9 +115,6 @@ func (r *requestReader) next() ([][]byte, error) {
 		}
 		switch r.state {
 		case stStart:
-			if cap(r.args) > maxKeptArgs {
-				r.args, r.marks = nil, nil // the last command's: it ran
-			}
 			if p[0] != '*' {
 				r.state = stInline
 				continue
@@ -127,14 +125,16 @@ func (r *requestReader) next() ([][]byte, error) {
 			i := bytes.IndexByte(p, '\n')
 			if i < 0 {
 				r.scanned += len(p)
-				if int64(r.scanned) > r.limits.MaxInlineLen {
-					return nil, r.fail("too big inline request")
-				}
-				return nil, nil
+			} else {
+				r.scanned += i + 1
 			}
-			r.scanned += i + 1
-			if int64(r.scanned) > r.limits.MaxInlineLen {
+			switch {
+			case int64(r.scanned) > r.limits.MaxInlineLen:
 				return nil, r.fail("too big inline request")
+			case int64(r.scanned) > r.limits.MaxCommandBytes:
+				return nil, r.fail("command exceeds the query buffer limit")
+			case i < 0:
+				return nil, nil
 			}
 			line := r.buf[r.start : r.start+r.scanned-1]
 			line = bytes.TrimSuffix(line, []byte{'\r'})
@@ -237,6 +237,7 @@ func (r *requestReader) fill() error {
 		r.readErr = nil
 		return err
 	}
+	r.release()
 	n := r.end - r.start
 	switch {
 	case n == 0 && cap(r.buf) > initialReadBuffer:
@@ -256,7 +257,7 @@ func (r *requestReader) fill() error {
 		// The frame being parsed fills the buffer (it is no larger than
 		// MaxCommandBytes: next refused it otherwise).
 		size := min(2*len(r.buf), int(r.limits.MaxCommandBytes)+initialReadBuffer)
-		nb := make([]byte, max(size, len(r.buf)+1))
+		nb := make([]byte, max(size, len(r.buf)+initialReadBuffer))
 		copy(nb, r.buf[:r.end])
 		r.buf = nb
 	}
@@ -269,16 +270,39 @@ func (r *requestReader) fill() error {
 	return err
 }
 
+// release drops what the commands run left (fill calls it before it
+// reads, when no command's arguments are in use): the argument slices,
+// which point into the read buffer and would keep a grown one alive, all
+// of them if there are many; a large inline scratch buffer; and the
+// argument marks of a command with many, unless a frame's are in use.
+func (r *requestReader) release() {
+	if cap(r.args) > maxKeptArgs {
+		r.args = nil
+	} else {
+		clear(r.args[:cap(r.args)])
+	}
+	if cap(r.inline) > maxKeptInline {
+		r.inline = nil
+	}
+	if cap(r.marks) > 2*maxKeptArgs && (r.state == stStart || r.state == stInline) {
+		r.marks = nil
+	}
+}
+
 // splitInline splits an inline line into arguments as Redis's
-// sdssplitargs does: arguments separated by blanks; "..." with the
-// escapes \n \r \t \b \a \xHH and \<any byte>; '...' with \' only; a
-// closing quote must be followed by a blank or the line's end. ok is false
-// for unbalanced quotes. The arguments are slices of r.inline, which has
+// sdssplitargs does: the line ends at its first NUL (a C string); blanks
+// (isspace) between arguments; an unquoted argument ends at a space, tab,
+// CR or LF; "..." with the escapes \n \r \t \b \a \xHH and \<any byte>;
+// '...' with \' only; a closing quote must be followed by a blank or the
+// line's end. ok is false for unbalanced quotes. The arguments are slices of r.inline, which has
 // room for the whole line so that none moves while the line is split: one
 // allocation at most per line, however many arguments it has.
 func (r *requestReader) splitInline(line []byte) (args [][]byte, ok bool) {
 	if cap(r.inline) < len(line) {
 		r.inline = make([]byte, 0, max(len(line), 256))
+	}
+	if z := bytes.IndexByte(line, 0); z >= 0 {
+		line = line[:z]
 	}
 	out := r.inline[:0]
 	args = r.args[:0]
@@ -315,7 +339,7 @@ func (r *requestReader) splitInline(line []byte) (args [][]byte, ok bool) {
 				break arg
 			case quote != 0:
 				out = append(out, c)
-			case isBlank(c):
+			case c == ' ' || c == '\t' || c == '\r' || c == '\n':
 				break arg
 			case c == '"' || c == '\'':
 				quote = c
@@ -330,9 +354,10 @@ func (r *requestReader) splitInline(line []byte) (args [][]byte, ok bool) {
 	}
 }
 
-// isBlank is sdssplitargs's separator set (isspace, and NUL).
+// isBlank is C's isspace, which sdssplitargs skips between arguments
+// and wants after a closing quote.
 func isBlank(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
 func isHex(c byte) bool {

@@ -247,6 +247,11 @@ func TestInlineSplitLikeRedis(t *testing.T) {
 		{`SET "k\"`, nil},
 		{`SET "k"v`, nil},
 		{"   ", []string{}},
+		{"SET a\vb c", []string{"SET", "a\vb", "c"}},
+		{"\v\fGET k", []string{"GET", "k"}},
+		{"GET k\x00junk", []string{"GET", "k"}},
+		{"SET \"a\x00b\"", nil},
+		{"SET \"a\"\vb", []string{"SET", "a", "b"}},
 	}
 	for _, tc := range cases {
 		rd := newRequestReader(nil, Limits{}, func() bool { return false })
@@ -320,19 +325,56 @@ func TestBrokenFramesRefused(t *testing.T) {
 	}
 }
 
-// TestManyArgumentsGivenBack: the argument slices of a command of 100,000
-// arguments are not kept once the next command is parsed.
-func TestManyArgumentsGivenBack(t *testing.T) {
-	in := "*100000\r\n$3\r\nDEL\r\n" + strings.Repeat("$1\r\nk\r\n", 99999) + "PING\r\n"
-	rd := newRequestReader(strings.NewReader(in), Limits{}, func() bool { return false })
-	var cmds []string
-	_, err := readAll(rd, func(args [][]byte) {
-		cmds = append(cmds, fmt.Sprintf("%s/%d", args[0], len(args)))
-		if string(args[0]) == "PING" && cap(rd.args) > maxKeptArgs {
-			t.Errorf("%d argument slices kept after the command of 100,000 ran", cap(rd.args))
+// TestIdleReaderKeepsNothingLarge: once the commands read have run and the
+// reader waits for more, it holds no slice into a grown buffer (its
+// argument slices pointed into the buffer of an 8 MiB command and kept it
+// alive after the buffer itself was given back), no argument slices of a
+// command of many, and no large inline scratch buffer: an idle
+// connection, authenticated or not, costs its first read buffer.
+func TestIdleReaderKeepsNothingLarge(t *testing.T) {
+	big := strings.Repeat("v", 8<<20)
+	for name, in := range map[string]string{
+		"large argument":      "*2\r\n$4\r\nECHO\r\n$" + strconv.Itoa(len(big)) + "\r\n" + big + "\r\n",
+		"many arguments":      "*5000\r\n$3\r\nDEL\r\n" + strings.Repeat("$1\r\nk\r\n", 4999),
+		"long inline line":    "x" + strings.Repeat(" a", 32<<10-2) + "\r\n",
+		"unauthenticated mix": "*10\r\n" + strings.Repeat("$16384\r\n"+strings.Repeat("x", 16384)+"\r\n", 10) + "y" + strings.Repeat(" b", 30000) + "\r\n",
+	} {
+		unauth := strings.HasPrefix(name, "unauth")
+		rd := newRequestReader(&chunkReader{data: []byte(in), next: func() int { return 64 << 10 }}, Limits{}, func() bool { return unauth })
+		if _, err := readAll(rd, nil); err != nil { // ends in fill, as an idle connection waits
+			t.Fatalf("%s: %v", name, err)
 		}
-	})
-	if err != nil || fmt.Sprint(cmds) != "[DEL/100000 PING/1]" {
-		t.Fatalf("%v %v", cmds, err)
+		for i, a := range rd.args[:cap(rd.args)] {
+			if a != nil {
+				t.Fatalf("%s: argument slice %d kept (%d bytes of capacity)", name, i, cap(a))
+			}
+		}
+		if cap(rd.buf) > initialReadBuffer || cap(rd.args) > maxKeptArgs || cap(rd.marks) > 2*maxKeptArgs || cap(rd.inline) > maxKeptInline {
+			t.Fatalf("%s: idle with a read buffer of %d, %d argument slices, %d marks, an inline buffer of %d",
+				name, cap(rd.buf), cap(rd.args), cap(rd.marks), cap(rd.inline))
+		}
+	}
+}
+
+// readCounter counts the reads of its source.
+type readCounter struct {
+	chunkReader
+	reads int
+}
+
+func (c *readCounter) Read(p []byte) (int, error) { c.reads++; return c.chunkReader.Read(p) }
+
+// TestInlineLineWithinCommandLimit: an inline line is bounded by
+// MaxCommandBytes as well as MaxInlineLen (a server configured with a
+// query buffer limit under 64 KiB accepted 60 KiB lines, and its buffer
+// then grew a byte a read: 44,000 reads and a gigabyte copied for one
+// line).
+func TestInlineLineWithinCommandLimit(t *testing.T) {
+	src := &readCounter{chunkReader: chunkReader{data: []byte("GET " + strings.Repeat("a", 60<<10) + "\r\n"), next: func() int { return 1 << 30 }}}
+	rd := newRequestReader(src, Limits{MaxCommandBytes: 1024}, func() bool { return false })
+	_, err := readAll(rd, nil)
+	var pe *protocolError
+	if !errors.As(err, &pe) || pe.msg != "command exceeds the query buffer limit" || src.reads > 2 {
+		t.Fatalf("%v after %d reads", err, src.reads)
 	}
 }
