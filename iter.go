@@ -50,9 +50,11 @@ type Iterator struct {
 	direct bool
 	lower  []byte
 	upper  []byte
-	valid  bool
-	closed bool
-	err    error
+	// seekKey holds a copy of the key of the last seek (seekCopy).
+	seekKey []byte
+	valid   bool
+	closed  bool
+	err     error
 	// snap is the iterator's own snapshot (own), for iterators made by
 	// DB.NewIter and Snapshot.NewIter; nil for a transaction's.
 	snap *Snapshot
@@ -268,7 +270,8 @@ func (it *Iterator) Last() bool {
 	return it.settle(it.c.Last())
 }
 
-// SeekGE moves to the first key ≥ key (and in bounds).
+// SeekGE moves to the first key ≥ key (and in bounds). key may be a
+// slice of the iterator's own Key or Value.
 func (it *Iterator) SeekGE(key []byte) bool {
 	if !it.begin() {
 		return false
@@ -277,10 +280,11 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
-	return it.settle(it.c.SeekGE(key))
+	return it.settle(it.c.SeekGE(it.seekCopy(key)))
 }
 
-// SeekLT moves to the last key < key (and in bounds).
+// SeekLT moves to the last key < key (and in bounds). key may be a slice
+// of the iterator's own Key or Value.
 func (it *Iterator) SeekLT(key []byte) bool {
 	if !it.begin() {
 		return false
@@ -289,7 +293,18 @@ func (it *Iterator) SeekLT(key []byte) bool {
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
-	return it.settle(it.c.SeekLT(key))
+	return it.settle(it.c.SeekLT(it.seekCopy(key)))
+}
+
+// seekCopy copies a seek's key into the iterator's buffer. A caller may
+// pass a slice of the iterator's own Key or Value, which point into the
+// leaf the iterator has pinned: the seek unpins that leaf before it reads
+// the key to the end, and a frame reused meanwhile (another goroutine's
+// miss) changed the key under it — the seek landed on another key, with
+// no error (TestSeekToOwnKeyUnderEvictions).
+func (it *Iterator) seekCopy(key []byte) []byte {
+	it.seekKey = append(it.seekKey[:0], key...)
+	return it.seekKey
 }
 
 // Next moves to the next key.
