@@ -129,11 +129,12 @@ func (pt *partition) installReadAhead(er extentReader, id PageID, img pagestore.
 // dropReadAhead drops page id if it is held only as an unused image read
 // ahead (FreePage, after the store freed the page: such an image may have
 // been kept between the pool's drop and the store's free). Anything else
-// under the id (a new page that reuses it) stays.
+// under the id (a new page that reuses it) stays. It looks under the
+// partition's lock, which installReadAhead holds from its IsCurrent check
+// to the image's insertion: either the image is in by then or that check
+// saw the free (a look without the lock could miss an image about to go
+// in, which then stayed: a freed page readable at its old version).
 func (pt *partition) dropReadAhead(id PageID) {
-	if _, cached := pt.table.lookup(id); !cached {
-		return
-	}
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	di, ok := pt.table.lookup(id)
