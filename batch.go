@@ -40,8 +40,14 @@ const (
 // NewBatch returns an empty batch.
 func (db *DB) NewBatch() *Batch { return &Batch{db: db} }
 
+// errNoDB: a Batch not made by DB.NewBatch (its zero value).
+var errNoDB = errors.New("strata: batch not made by DB.NewBatch")
+
 // Set adds key = value to the batch. The batch keeps its own copy.
 func (b *Batch) Set(key, value []byte) error {
+	if b.db == nil {
+		return errNoDB
+	}
 	if err := b.db.checkKV(key, value, true); err != nil {
 		return err
 	}
@@ -64,6 +70,9 @@ func (b *Batch) Set(key, value []byte) error {
 
 // Delete adds the removal of key to the batch.
 func (b *Batch) Delete(key []byte) error {
+	if b.db == nil {
+		return errNoDB
+	}
 	if err := b.db.checkKV(key, nil, false); err != nil {
 		return err
 	}

@@ -55,6 +55,11 @@ var (
 	ErrLocked        = errors.New("strata: database in use by another process or handle")
 	ErrNotDatabase   = errors.New("strata: not a Strata database")
 	ErrPageSize      = errors.New("strata: page size mismatch")
+	// ErrCacheFull: a read needed a frame of a cache partition whose
+	// frames were all pinned (open iterators keep their leaf pinned) or
+	// dirty and could not be written back, for 10 s. Close iterators, or
+	// give the cache more memory.
+	ErrCacheFull = bufferpool.ErrNoFrame
 )
 
 // DB is an open database. It is safe for concurrent use.

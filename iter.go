@@ -108,7 +108,7 @@ func (it *Iterator) usable() bool {
 	if it.tx != nil {
 		switch {
 		case it.tx.done:
-			it.err = errTxDone
+			it.err = ErrTxDone
 		case it.tx.writes != it.txWrites:
 			it.err = ErrTxChanged
 		default:
@@ -174,7 +174,11 @@ func (it *Iterator) open() bool {
 }
 
 // NewIter returns an iterator over the current state (it takes its own
-// snapshot, released by Close).
+// snapshot, released by Close). An open iterator keeps the leaf it is on
+// pinned in the cache: many open at once in a small cache can pin every
+// frame of a cache partition, and then a read that needs a frame there
+// waits up to 10 s for one and fails with ErrCacheFull (about 30 open
+// iterators fill the smallest cache Open accepts, about 235 a 1 MiB one).
 func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
 	if !db.enter() {
 		return nil, ErrClosed

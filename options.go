@@ -199,6 +199,9 @@ func (o *Options) withDefaults() (Options, codec.Codec, error) {
 	if d.CheckpointWAL == 0 {
 		d.CheckpointWAL = 64 << 20
 	}
+	if d.CheckpointWAL < 0 {
+		return d, nil, fmt.Errorf("strata: CheckpointWAL %d is negative", d.CheckpointWAL)
+	}
 	if d.CheckpointReplaced == 0 {
 		d.CheckpointReplaced = 0.25
 	}

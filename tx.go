@@ -23,7 +23,9 @@ type Tx struct {
 	iters    []*Iterator // made by NewIter: ended with the transaction
 }
 
-var errTxDone = errors.New("strata: transaction has finished")
+// ErrTxDone is returned by a transaction's methods, and by its iterators,
+// once Update or View has returned.
+var ErrTxDone = errors.New("strata: transaction has finished")
 
 // ErrReadOnly is returned by writes in a View transaction.
 var ErrReadOnly = errors.New("strata: read-only transaction")
@@ -47,8 +49,9 @@ var ErrTxChanged = errors.New("strata: transaction changed under its iterator")
 //
 // Transactions are serializable: one read-write transaction runs at a
 // time, as in bbolt; readers never wait for it. fn must not call the DB's
-// own write methods (Set, Delete, Batch.Commit, Update, Checkpoint): they
-// wait for the transaction that is running them, and never return.
+// own write methods (Set, Delete, Batch.Commit, Update, Checkpoint), nor
+// Close: they wait for the transaction that is running them, and never
+// return.
 func (db *DB) Update(fn func(tx *Tx) error) error {
 	if !db.enter() {
 		return ErrClosed
@@ -97,7 +100,7 @@ func (db *DB) update(fn func(tx *Tx) error) (lsn uint64, err error) {
 }
 
 // View runs fn in a read-only transaction over a snapshot. Close waits
-// for a running View.
+// for a running View, so fn must not call Close (it would never return).
 func (db *DB) View(fn func(tx *Tx) error) error {
 	if !db.enter() {
 		return ErrClosed
@@ -126,7 +129,7 @@ func (tx *Tx) end() {
 // Get returns a copy of key's value as the transaction sees it.
 func (tx *Tx) Get(key []byte) ([]byte, error) {
 	if tx.done {
-		return nil, errTxDone
+		return nil, ErrTxDone
 	}
 	if len(key) == 0 {
 		return nil, ErrEmptyKey
@@ -149,7 +152,7 @@ func (tx *Tx) Get(key []byte) ([]byte, error) {
 // as does the end of the transaction; close it before fn returns.
 func (tx *Tx) NewIter(opts *IterOptions) (*Iterator, error) {
 	if tx.done {
-		return nil, errTxDone
+		return nil, ErrTxDone
 	}
 	var it *Iterator
 	if tx.writable {
@@ -192,7 +195,7 @@ func (tx *Tx) Delete(key []byte) error {
 
 func (tx *Tx) writeCheck() error {
 	if tx.done {
-		return errTxDone
+		return ErrTxDone
 	}
 	if !tx.writable {
 		return ErrReadOnly

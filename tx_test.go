@@ -69,7 +69,7 @@ func TestTxIterator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if leaked.First() || !errors.Is(leaked.Error(), errTxDone) {
+	if leaked.First() || !errors.Is(leaked.Error(), ErrTxDone) {
 		t.Errorf("iterator after Update returned: valid %v, err %v", leaked.Valid(), leaked.Error())
 	}
 	// An aborted transaction's iterator pages are given back.

@@ -80,7 +80,7 @@ func (pt *partition) allocFrame(noWait bool) (f int32, slow time.Duration, err e
 		if waitStart.IsZero() {
 			waitStart = time.Now()
 			pt.st.fbWaits.Add(1)
-		} else if waited := time.Since(waitStart); waited > 10*time.Second {
+		} else if waited := time.Since(waitStart); waited > FrameWaitLimit {
 			return -1, slow + pt.noteWait(waitStart), fmt.Errorf("%w: every frame pinned or dirty for %v", ErrNoFrame, waited.Round(time.Second))
 		}
 		ch := pt.cleaned

@@ -42,12 +42,16 @@ var (
 	// page can be brought in: every frame is pinned (callers hold too many
 	// pages at once for the cache size), or dirty and the store cannot
 	// write it back (the error then wraps the store's), for 10 s.
-	ErrNoFrame = errors.New("bufferpool: no frame can be freed")
+	ErrNoFrame = errors.New("strata: cache full: no frame can be freed")
 	// ErrPinned: FreePage of a page that is in use.
 	ErrPinned = errors.New("bufferpool: page is pinned")
 	// ErrNotCached: GetCached of a page that is not in memory.
 	ErrNotCached = errors.New("bufferpool: page not in memory")
 )
+
+// FrameWaitLimit is how long a read waits for a frame to be freed before
+// it fails with ErrNoFrame. A variable for tests.
+var FrameWaitLimit = 10 * time.Second
 
 // Mode is how a page is latched while pinned.
 type Mode uint8
