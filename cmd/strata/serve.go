@@ -88,7 +88,7 @@ connection finish the commands it has sent, checkpoint and close.`,
 	fl.DurationVar(&f.outputTimeout, "output-timeout", 30*time.Second, "disconnect a client whose replies cannot be written for this long")
 	fl.BoolVar(&f.enableFlushDB, "enable-flushdb", false, "allow FLUSHDB and FLUSHALL")
 	fl.StringVar(&f.cache, "cache", "", "buffer pool size (default: Strata's, 64MiB)")
-	fl.StringVar(&f.flashCache, "flash-cache", "", "file or device on flash for a second-level cache of clean pages (none if empty)")
+	fl.StringVar(&f.flashCache, "flash-cache", "", "file or device on flash for a second-level cache of clean pages (none if empty); one that holds other data is refused (zero a used device's first 8 KiB)")
 	fl.StringVar(&f.flashSize, "flash-cache-size", "1GiB", "bytes of --flash-cache to use")
 	fl.StringVar(&f.codec, "codec", "", "page codec of a new database (default: Strata's, zstd)")
 	fl.StringVar(&f.pageSize, "page-size", "", "page size of a new database (default: Strata's, 4KiB)")

@@ -1,6 +1,7 @@
 package flashcache
 
 import (
+	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/stratadb/strata/internal/vfs"
@@ -66,7 +68,8 @@ import (
 // Open opens (or creates) the flash file and returns the cache, warm if
 // the flash file was closed cleanly by the last session of this database,
 // cold otherwise. Errors are for unusable options or files (a path that
-// cannot be opened, a file in use); I/O errors on the flash file once open
+// cannot be opened, a file in use, a file that holds other data:
+// ErrNotFlashCache); I/O errors on the flash file once open
 // return a disabled cache (Stats says why), so the database opens anyway.
 func Open(opts Options) (*Cache, error) {
 	opts = opts.withDefaults()
@@ -96,7 +99,17 @@ func Open(opts Options) (*Cache, error) {
 	c.rd = newReaders(f, opts.Readers, c.lay.pageSize+entryHeaderSize+2*blockSize)
 
 	start := time.Now()
-	head, headOff, err := c.load()
+	var head int
+	var headOff int64
+	err = c.checkOurs()
+	if errors.Is(err, ErrNotFlashCache) {
+		c.rd.close()
+		c.closeFiles()
+		return nil, err
+	}
+	if err == nil {
+		head, headOff, err = c.load()
+	}
 	c.openInfo.rebuild = time.Since(start)
 	if err != nil {
 		// The flash file cannot be used: run without it.
@@ -222,6 +235,32 @@ func (c *Cache) readSuperblock() (superblock, bool) {
 		}
 	}
 	return best, found
+}
+
+// ErrNotFlashCache: Path names a file or device that holds other data.
+var ErrNotFlashCache = errors.New("flashcache: not a Strata flash cache")
+
+// checkOurs refuses a file that is neither new nor a flash cache: each
+// superblock slot must be all zeros (never written, or its write lost)
+// or start with the superblock's magic (a cache's, valid or torn). Open
+// formats a cache it cannot reuse, so without this a mistyped Path (a
+// database's segment file, any file) was overwritten. A device that held
+// other data must be zeroed over its first 8 KiB first.
+func (c *Cache) checkOurs() error {
+	buf := vfs.AlignedBuffer(superblockSlots * blockSize)
+	n, err := c.f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read the superblocks of %s: %w", c.opts.Path, err)
+	}
+	for s := 0; s*blockSize < n; s++ {
+		slot := buf[s*blockSize : min(n, (s+1)*blockSize)]
+		if bytes.HasPrefix(slot, superMagic[:]) || !slices.ContainsFunc(slot, func(b byte) bool { return b != 0 }) {
+			continue
+		}
+		return fmt.Errorf("%w: %s holds other data (its %s superblock slot is neither a cache's nor zeros); remove it, choose another path, or zero a device's first %d bytes",
+			ErrNotFlashCache, c.opts.Path, []string{"first", "second"}[min(s, 1)], superblockSlots*blockSize)
+	}
+	return nil
 }
 
 // writeSuperblock writes sb into the slot of its generation and syncs.

@@ -1,0 +1,95 @@
+package strata
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/stratadb/strata/internal/flashcache"
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// TestFlashCacheRefusesOtherData: a flash cache Path naming a file that
+// holds other data (another database's segment, any file) fails Open and
+// leaves the file as it was. Open formatted whatever it found there
+// ("cold: no valid superblock"): `strata serve --flash-cache` pointed at a
+// segment file destroyed the database. A zeroed file, or the cache's own,
+// is still taken. (Found by a reviewer, thirty-second session.)
+func TestFlashCacheRefusesOtherData(t *testing.T) {
+	fs := vfs.NewMem()
+	// Another database, whose first segment file is the victim.
+	other, err := Open("other", memOptions(fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Set([]byte("k"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	victim := "other/00000001.seg"
+	before := readAll(t, fs, victim)
+	opts := flashOpts(fs, 4<<20, 2<<20)
+	opts.FlashCache.Path = victim
+	if db, err := Open("db", opts); err == nil || !errors.Is(err, flashcache.ErrNotFlashCache) {
+		if db != nil {
+			db.Close()
+		}
+		t.Fatalf("Open with a segment file as the flash cache: %v", err)
+	}
+	if after := readAll(t, fs, victim); !bytes.Equal(before, after) {
+		t.Fatalf("the segment file changed (%d bytes, was %d)", len(after), len(before))
+	}
+	if other, err = Open("other", memOptions(fs)); err != nil {
+		t.Fatalf("the other database after the refused Open: %v", err)
+	}
+	if v, err := other.Get([]byte("k")); err != nil || string(v) != "v" {
+		t.Fatalf("the other database's key: %q %v", v, err)
+	}
+	other.Close()
+	// A zeroed file (a device cleared over its first 8 KiB) is taken.
+	writeAll(t, fs, "/zeros", make([]byte, 64<<10))
+	opts.FlashCache.Path = "/zeros"
+	db, err := Open("db2", opts)
+	if err != nil {
+		t.Fatalf("a zeroed file as the flash cache: %v", err)
+	}
+	db.Close()
+	// And so, reopened, is the cache it became.
+	if db, err = Open("db2", opts); err != nil {
+		t.Fatalf("reopening with its own flash cache: %v", err)
+	}
+	db.Close()
+}
+
+func readAll(t *testing.T, fs vfs.FS, path string) []byte {
+	t.Helper()
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0, vfs.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeAll(t *testing.T, fs vfs.FS, path string, b []byte) {
+	t.Helper()
+	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644, vfs.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, 0); err != nil {
+		t.Fatal(err)
+	}
+}
