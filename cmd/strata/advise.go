@@ -52,6 +52,9 @@ buffer pool's controller measures (H_u, H_c, T_disk_read, T_decom, R).`,
 					o.CacheSize = st.Pool.CacheSize
 				}
 			}
+			if o.CacheSize == 0 {
+				o.CacheSize = 64 << 20 // Open's default, as the help says
+			}
 			res, err := advise.Run(args[0], o)
 			if err != nil {
 				return err
@@ -69,7 +72,7 @@ buffer pool's controller measures (H_u, H_c, T_disk_read, T_decom, R).`,
 	fl.IntVar(&o.Reads, "reads", 2000, "random device reads per read size")
 	fl.IntVar(&o.Sample, "sample", 200, "pages sampled for the codec measurements")
 	fl.StringVar(&cache, "cache", "", "cache size to advise for (default: the server's with --addr, else 64MiB)")
-	fl.StringVar(&current, "codec", "zstd", "the codec the database uses now (for the comparison)")
+	fl.StringVar(&current, "codec", "zstd", "the codec the database uses now (for the comparison; zstd is Open's default)")
 	fl.StringVar(&addr, "addr", "", "a strata serve running on this database: compare with its controller's measurements")
 	fl.StringVar(&password, "password", "", "its --requirepass")
 	fl.BoolVar(&asJSON, "json", false, "print the measurements and predictions as JSON")
@@ -123,7 +126,7 @@ func writeAdvice(w io.Writer, r *advise.Result, o advise.Options, current string
 	}
 	if cur, ok := r.Current(current); ok {
 		p := advise.Predict(cur, o.CacheSize, r.LogicalBytes(), r.DiskRead(cur))
-		fmt.Fprintf(w, "The current codec (%s, %s pages): predicted %s µs at R = %.2f.\n", current, formatSize(int64(r.PageSize)), usStr(p.TRead), p.OptimalR)
+		fmt.Fprintf(w, "The codec given as current (--codec %s; pass the database's if it is not): %s pages, predicted %s µs at R = %.2f.\n", current, formatSize(int64(r.PageSize)), usStr(p.TRead), p.OptimalR)
 		if st := o.Live; st != nil {
 			writeLiveComparison(w, cur, r, st)
 		}

@@ -32,13 +32,16 @@ Each problem is printed with its file and offset (or page). Exit status:
 0 no problem; 1 corruption; 2 states a crash explains, which Open repairs
 (a torn tail, unreachable pages, WAL records to replay), and no corruption;
 3 only leaked pages: pages no tree reaches in a database closed cleanly,
-which Open does not look for (space lost, no data).
+which Open does not look for (space lost, no data); 4 the check could not
+run (the database is in use, DIR is not a database, an I/O error).
 The database must not be in use (stop strata serve first).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := check.Check(vfs.Default, args[0])
 			if err != nil {
-				return err
+				// Not 1: that is corruption.
+				fmt.Fprintln(cmd.ErrOrStderr(), "strata:", err)
+				return exitCode(4)
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())

@@ -78,7 +78,11 @@ func runDemo(out io.Writer, f demoFlags) error {
 		if err != nil {
 			return err
 		}
-		r, err := demoOne(fmt.Sprintf("%s/%d-%s", dir, i, c), c, f)
+		path := fmt.Sprintf("%s/%d-%s", dir, i, c)
+		if err := mustBeNew(path); err != nil {
+			return err
+		}
+		r, err := demoOne(path, c, f)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c, err)
 		}

@@ -65,6 +65,9 @@ func runKVLoad(out io.Writer, f kvLoadFlags) error {
 			var ff int
 			fmt.Sscan(ffs, &ff)
 			path := fmt.Sprintf("%s/%s-%d", dir, c, ff)
+			if err := mustBeNew(path); err != nil {
+				return err
+			}
 			start := time.Now()
 			st, err := kvLoad(path, c, ff, f.pageSize, f.rows)
 			if err != nil {

@@ -25,6 +25,7 @@ type sweepFlags struct {
 	dists      string
 	shares     string
 	cache      int64
+	cacheFlag  string
 	dataFactor float64
 	warmup     time.Duration
 	autoWarmup time.Duration
@@ -53,7 +54,7 @@ with the paper model's prediction and writes a PNG plot per scenario.`,
 	fl.StringVar(&f.scenarios, "scenario", "nvme+deflate,hdd+lz4", "scenarios: nvme+deflate, hdd+lz4")
 	fl.StringVar(&f.dists, "dist", "uniform,skewed", "key distributions: uniform, skewed (80% of reads to 20% of pages)")
 	fl.StringVar(&f.shares, "shares", "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.99,auto", "compressed shares to run; auto = tuned online")
-	fl.Int64Var(&f.cache, "cache", 4<<20, "buffer pool budget in bytes")
+	fl.StringVar(&f.cacheFlag, "cache", "4MiB", "buffer pool budget (e.g. 4MiB, or bytes)")
 	fl.Float64Var(&f.dataFactor, "data-factor", 8, "data size as a multiple of the cache size (uncompressed)")
 	fl.DurationVar(&f.warmup, "warmup", 3*time.Second, "warm-up per fixed-R run (nvme; ×4 on hdd)")
 	fl.DurationVar(&f.autoWarmup, "auto-warmup", 8*time.Second, "warm-up of the auto run, to let R settle (nvme; ×2 on hdd)")
@@ -94,6 +95,12 @@ func scenarioByName(name string) (poolbench.Scenario, error) {
 func runPoolSweep(out io.Writer, f sweepFlags) (err error) {
 	if f.latency < 0 {
 		return fmt.Errorf("--read-latency %v is negative", f.latency)
+	}
+	if f.cache, err = parseSize(f.cacheFlag); err != nil {
+		return fmt.Errorf("--cache: %w", err)
+	}
+	if f.cache <= 0 || f.threads <= 0 || f.duration <= 0 || f.dataFactor <= 0 {
+		return fmt.Errorf("--cache %d, --threads %d, --duration %v, --data-factor %v: want all positive", f.cache, f.threads, f.duration, f.dataFactor)
 	}
 	if err := os.MkdirAll(f.outDir, 0o755); err != nil {
 		return err

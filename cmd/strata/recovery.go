@@ -43,15 +43,22 @@ which replays the WAL, checkpoints and frees unreachable pages.`,
 	fl := cmd.Flags()
 	fl.IntVar(&f.rows, "rows", 5_500_000, "rows to load first (5.5M sysbench rows ≈ 1 GiB logical)")
 	fl.Int64Var(&f.walMiB, "wal-mib", 64, "WAL size to leave for recovery, in MiB")
-	fl.StringVar(&f.dir, "dir", "", "database directory (default: a temporary one, removed)")
+	fl.StringVar(&f.dir, "dir", "", "a new or empty directory for the database it loads (default: a temporary one, removed)")
 	fl.BoolVar(&f.child, "child", false, "internal: run the loading child")
 	fl.MarkHidden("child")
 	return cmd
 }
 
 func recoveryParent(out io.Writer, f recoveryFlags) error {
+	if f.rows <= 0 || f.walMiB <= 0 {
+		return fmt.Errorf("--rows %d, --wal-mib %d: want both positive", f.rows, f.walMiB)
+	}
 	dir := f.dir
-	if dir == "" {
+	if dir != "" {
+		if err := mustBeNew(dir); err != nil {
+			return fmt.Errorf("--dir: %w", err)
+		}
+	} else {
 		d, err := os.MkdirTemp(".", "strata-recovery-")
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -62,7 +63,8 @@ Durability (--appendfsync, in Redis's words):
             checkpoint.
 
 SIGTERM, SIGINT and the SHUTDOWN command stop accepting clients, let every
-connection finish the commands it has sent, checkpoint and close.`,
+connection finish the commands it has sent, checkpoint and close; a second
+SIGTERM or SIGINT ends the process at once (the next start recovers).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "strata-data"
@@ -71,6 +73,10 @@ connection finish the commands it has sent, checkpoint and close.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			// After the first signal a second one ends the process at once
+			// (the default action): the shutdown's grace and checkpoint are
+			// skipped, and the next Open recovers from the WAL.
+			go func() { <-ctx.Done(); stop() }()
 			return runServe(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), dir, f)
 		},
 	}
@@ -81,7 +87,7 @@ connection finish the commands it has sent, checkpoint and close.`,
 	fl.StringVar(&f.appendFsync, "appendfsync", "everysec", "durability: always, everysec or no (see above)")
 	fl.IntVar(&f.maxClients, "maxclients", 10000, "most concurrent clients")
 	fl.DurationVar(&f.idleTimeout, "timeout", 0, "close a client idle this long (0: never)")
-	fl.StringVar(&f.maxBulk, "proto-max-bulk-len", formatSize(server.DefaultLimits.MaxBulkLen), "longest argument")
+	fl.StringVar(&f.maxBulk, "proto-max-bulk-len", strconv.FormatInt(server.DefaultLimits.MaxBulkLen, 10), "longest argument (the default is 16 MiB + 1 KiB, for a 16 MiB value and its framing)")
 	fl.Int64Var(&f.maxMultibulk, "max-multibulk-len", server.DefaultLimits.MaxMultibulkLen, "most arguments of one command")
 	fl.StringVar(&f.maxCommand, "client-query-buffer-limit", formatSize(server.DefaultLimits.MaxCommandBytes), "largest command on the wire")
 	fl.StringVar(&f.maxOutput, "client-output-buffer-limit", "4MiB", "reply bytes a client may have pending before the server waits for it to read")
@@ -140,6 +146,9 @@ func (f serveFlags) options(logger *slog.Logger) (*strata.Options, error) {
 }
 
 func (f serveFlags) config(logger *slog.Logger) (server.Config, error) {
+	if f.grace <= 0 {
+		return server.Config{}, fmt.Errorf("--shutdown-grace %v: want a positive duration", f.grace)
+	}
 	cfg := server.Config{
 		Password: f.password, MaxClients: f.maxClients, IdleTimeout: f.idleTimeout,
 		OutputTimeout: f.outputTimeout, EnableFlushDB: f.enableFlushDB, AppendFsync: f.appendFsync,

@@ -38,6 +38,9 @@ and the counters since it started.`,
 					return err
 				}
 			case addr == "" && len(args) == 1:
+				if err := mustBeDatabase(args[0]); err != nil {
+					return err
+				}
 				db, err := strata.Open(args[0], nil)
 				if err != nil {
 					return err

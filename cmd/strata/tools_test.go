@@ -26,6 +26,12 @@ func runCmd(t *testing.T, args ...string) (string, error) {
 		c = newStatsCommand()
 	case "advise":
 		c = newAdviseCommand()
+	case "recovery-time":
+		c = newRecoveryCommand()
+	case "kv-load":
+		c = newKVLoadCommand()
+	case "pool-sweep":
+		c = newPoolSweepCommand()
 	}
 	c.SetArgs(args[1:])
 	c.SetOut(&out)

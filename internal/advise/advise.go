@@ -144,6 +144,12 @@ func Run(dir string, o Options) (*Result, error) {
 	// Codecs at the database's page size and, estimated, at the others.
 	for ps := pagestore.MinPageSize; ps <= pagestore.MaxPageSize; ps *= 2 {
 		pages := resample(sample, in.PageSize, ps)
+		if len(pages) == 0 {
+			// Fewer sampled pages than one page of this size joins: no
+			// estimate (a ratio of 0/0 made the device's read size
+			// overflow, and advise panicked).
+			continue
+		}
 		for _, name := range o.Codecs {
 			cr, err := measureCodec(name, pages)
 			if err != nil {

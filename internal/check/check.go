@@ -35,6 +35,7 @@ import (
 	"hash/crc32"
 	"io"
 	"path/filepath"
+	"syscall"
 
 	"github.com/stratadb/strata/internal/btree"
 	"github.com/stratadb/strata/internal/pagestore"
@@ -142,7 +143,9 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 		}
 	}
 	// Hold the database's locks, so that nothing writes while we read;
-	// taking a lock changes no data.
+	// taking a lock changes no data. A lock file that is missing (a copy
+	// of the files) is not created, and one on a read-only file system
+	// cannot be taken (nor can anything write there).
 	var locks []io.Closer
 	defer func() {
 		for _, l := range locks {
@@ -150,10 +153,13 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 		}
 	}()
 	for _, name := range []string{filepath.Join(dir, "LOCK"), filepath.Join(dir, "wal", "wal.lock")} {
-		if _, err := fs.Stat(filepath.Dir(name)); err != nil {
+		if _, err := fs.Stat(name); err != nil {
 			continue
 		}
 		l, err := fs.Lock(name)
+		if errors.Is(err, syscall.EROFS) {
+			continue
+		}
 		if errors.Is(err, vfs.ErrLocked) {
 			return nil, fmt.Errorf("%w: %s is locked (is strata serve or another program using it?)", ErrInUse, name)
 		}
