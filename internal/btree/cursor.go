@@ -203,6 +203,10 @@ func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 	}
 	for {
 		depth := len(c.stack)
+		if depth > maxDepth {
+			c.fail(errTooDeep(c.root))
+			return false
+		}
 		var next PageID
 		var ahead []PageID
 		enter := func(n node) error {

@@ -205,7 +205,10 @@ func (t *Tree) lookup(root PageID, key, dst []byte, keep bool, r read, seen Page
 	counting := seen == 0
 	base, orig := len(dst), dst
 	id := root
-	for id != 0 {
+	for levels := 0; id != 0; levels++ {
+		if levels > maxDepth {
+			return dst[:base], OverflowRef{}, false, 0, errTooDeep(root)
+		}
 		from := r
 		if from == readCached && !counting {
 			from = readCachedLook
@@ -380,10 +383,24 @@ type step struct {
 	txid  uint64
 }
 
+// maxDepth bounds a descent: no tree of this package is deeper (a branch
+// holds at least three children: 3^64 pages), so a deeper path is a
+// branch that points back up, a page that is corrupt though its checksum
+// is good; without the bound a read looped forever holding the tree latch
+// and Walk overflowed the stack at Open.
+const maxDepth = 64
+
+func errTooDeep(root PageID) error {
+	return fmt.Errorf("btree: %w: the tree at page %d is over %d levels deep (a branch points back up)", ErrCorruptNode, root, maxDepth)
+}
+
 // descend returns the path from the root to key's leaf, root first.
 func (tx *Tx) descend(key []byte, path []step) ([]step, error) {
 	path = path[:0]
 	for id := tx.root; ; {
+		if len(path) > maxDepth {
+			return nil, errTooDeep(tx.root)
+		}
 		var next PageID
 		var txid uint64
 		depth := len(path)
@@ -858,9 +875,16 @@ const walkAhead = 64
 // time (bufferpool.Pool.ReadAhead: leaves written together come in one
 // read): Open's walk for unreachable pages read a 1 GiB tree one 4 KiB
 // page after another before (docs/KVSTORE.md, "Recovery time").
-func (t *Tree) Walk(root PageID, fn func(PageID)) error {
+func (t *Tree) Walk(root PageID, fn func(PageID)) error { return t.walk(root, 0, fn) }
+
+// walk is Walk of the subtree at root, depth levels below the version's
+// root.
+func (t *Tree) walk(root PageID, depth int, fn func(PageID)) error {
 	if root == 0 {
 		return nil
+	}
+	if depth > maxDepth {
+		return errTooDeep(root)
 	}
 	fn(root)
 	var kids []PageID
@@ -895,7 +919,7 @@ func (t *Tree) Walk(root PageID, fn func(PageID)) error {
 		if i%walkAhead == 0 {
 			t.pool.ReadAhead(kids[i:min(i+walkAhead, len(kids))])
 		}
-		if err := t.Walk(k, fn); err != nil {
+		if err := t.walk(k, depth+1, fn); err != nil {
 			return err
 		}
 	}
