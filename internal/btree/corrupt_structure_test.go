@@ -94,8 +94,8 @@ func TestBranchPointingUpIsCorrupt(t *testing.T) {
 	pg.MarkDirty()
 	pg.Release()
 	for name, op := range map[string]func() error{
-		"Get": func() error { _, _, err := tr.Get(root, []byte("a"), nil); return err },
-		"Put": func() error { return tr.Begin(root, 2, 1).Put([]byte("a"), []byte("v")) },
+		"Get":  func() error { _, _, err := tr.Get(root, []byte("a"), nil); return err },
+		"Put":  func() error { return tr.Begin(root, 2, 1).Put([]byte("a"), []byte("v")) },
 		"Walk": func() error { return tr.Walk(root, func(PageID) {}) },
 		"SeekGE": func() error {
 			c := tr.NewCursor(root, nil, nil)
