@@ -872,6 +872,9 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 	for _, id := range tx.Created() {
 		db.fresh[id] = true
 	}
+	for _, id := range tx.Scrap() {
+		db.fresh[id] = true // among freed, below: freed with the fresh pages
+	}
 	// Replaced pages that no durable tree uses (fresh) can go as soon as
 	// no snapshot and no point read in flight reads a version before this
 	// one; the others wait for a checkpoint too.

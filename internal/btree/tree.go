@@ -799,6 +799,13 @@ func (tx *Tx) Created() []PageID {
 	return ids
 }
 
+// Scrap returns the pages the transaction created and dropped again (an
+// overflow chain written and overwritten in one commit, a split's page
+// dropped by a later write): Commit returns them among the freed pages,
+// but no version ever used them, so they may be freed as soon as no
+// reader of an older version remains, without a checkpoint.
+func (tx *Tx) Scrap() []PageID { return tx.scrap }
+
 // Commit ends the transaction and returns the new root (0 for an empty
 // tree) and the pages to free: the committed pages the transaction
 // replaced, which the caller frees when no reader needs them, and the
