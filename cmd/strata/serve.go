@@ -99,7 +99,7 @@ SIGTERM or SIGINT ends the process at once (the next start recovers).`,
 	fl.StringVar(&f.codec, "codec", "", "page codec of a new database (default: Strata's, zstd)")
 	fl.StringVar(&f.pageSize, "page-size", "", "page size of a new database (default: Strata's, 4KiB)")
 	fl.DurationVar(&f.grace, "shutdown-grace", 10*time.Second, "at shutdown, how long connections may take to finish their commands")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log connection errors and engine events to stderr")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log connection errors and engine events to stderr (warnings are logged without it)")
 	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiler at http://METRICS-ADDR/debug/pprof/ (needs --metrics-addr)")
 	return cmd
 }
@@ -173,7 +173,9 @@ func (f serveFlags) config(logger *slog.Logger) (server.Config, error) {
 // runServe opens the database, serves it until ctx ends or a client sends
 // SHUTDOWN, then drains the connections, checkpoints and closes.
 func runServe(ctx context.Context, stdout, stderr io.Writer, dir string, f serveFlags) error {
-	logger := slog.New(slog.DiscardHandler)
+	// Warnings always (recovery dropping a torn log tail, a flash cache
+	// disabled, ...: rare, and about the data); everything else with -v.
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if f.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}

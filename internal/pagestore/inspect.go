@@ -487,13 +487,25 @@ func (sc *segmentScan) scan(info *SegmentInfo, data []byte) {
 		case !ok && int64(e.off) >= size:
 			in.note(path, int64(e.off), fmt.Sprintf("page %d's record is beyond the end of the file", id), false)
 		case !ok:
+			// The walk of the segment's records did not reach it (damage
+			// before it, reported above): the record may still be whole,
+			// and then nothing is wrong with it (every later page of a
+			// segment with one bad record was reported).
 			why := "no valid record starts there"
 			if int64(e.off)+int64(e.len) <= size {
-				if _, _, err := decodeRecord(data[e.off:int64(e.off)+int64(e.len)], ps); err != nil {
+				h, _, err := decodeRecord(data[e.off:int64(e.off)+int64(e.len)], ps)
+				switch {
+				case err != nil:
 					why = err.Error()
+				case h.pageID == id && h.kind == kindPage && uint32(h.size()) == e.len:
+					why = ""
+				default:
+					why = fmt.Sprintf("the record there is page %d (kind %d, %d bytes, the map says %d)", h.pageID, h.kind, h.size(), e.len)
 				}
 			}
-			in.note(path, int64(e.off), fmt.Sprintf("page %d's record: %s", id, why), false)
+			if why != "" {
+				in.note(path, int64(e.off), fmt.Sprintf("page %d's record: %s", id, why), false)
+			}
 		case h.pageID != id || h.kind != kindPage || uint32(h.size()) != e.len:
 			in.note(path, int64(e.off), fmt.Sprintf("the checkpoint maps page %d here, but the record is page %d (kind %d, %d bytes, the map says %d)", id, h.pageID, h.kind, h.size(), e.len), false)
 		}
