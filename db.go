@@ -60,6 +60,9 @@ var (
 	// dirty and could not be written back, for 10 s. Close iterators, or
 	// give the cache more memory.
 	ErrCacheFull = bufferpool.ErrNoFrame
+	// ErrNotFlashCache: FlashCache.Path is not empty and holds no flash
+	// cache, and FlashCache.Format is not set.
+	ErrNotFlashCache = flashcache.ErrNotFlashCache
 )
 
 // DB is an open database. It is safe for concurrent use.

@@ -30,6 +30,7 @@ func (o *Options) flashOptions(pageSize int, dir string) flashcache.Options {
 	fo := flashcache.Options{
 		Path:     o.FlashCache.Path,
 		Size:     o.FlashCache.Size,
+		Format:   o.FlashCache.Format,
 		FS:       o.flashFS,
 		PageSize: pageSize,
 		DBFS:     o.fs,

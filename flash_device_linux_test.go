@@ -49,7 +49,7 @@ func TestFlashCacheOnBlockDevice(t *testing.T) {
 	dev := loopDevice(t, flash)
 	n, cache := 20000, int64(2<<20)
 	opts := func() *Options {
-		return &Options{CacheSize: cache, Partitions: 2, Sync: SyncNever, FlashCache: FlashCache{Path: dev, Size: flash}}
+		return &Options{CacheSize: cache, Partitions: 2, Sync: SyncNever, FlashCache: FlashCache{Path: dev, Size: flash, Format: true}}
 	}
 	dir := t.TempDir()
 	db, err := Open(dir, opts())

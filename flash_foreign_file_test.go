@@ -6,7 +6,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/stratadb/strata/internal/flashcache"
 	"github.com/stratadb/strata/internal/vfs"
 )
 
@@ -14,8 +13,9 @@ import (
 // holds other data (another database's segment, any file) fails Open and
 // leaves the file as it was. Open formatted whatever it found there
 // ("cold: no valid superblock"): `strata serve --flash-cache` pointed at a
-// segment file destroyed the database. A zeroed file, or the cache's own,
-// is still taken. (Found by a reviewer, thirty-second session.)
+// segment file destroyed the database. Only an empty file, a cache's own,
+// or any file with Format set is taken. (Found by reviewers, thirty-second
+// session.)
 func TestFlashCacheRefusesOtherData(t *testing.T) {
 	fs := vfs.NewMem()
 	// Another database, whose first segment file is the victim.
@@ -33,7 +33,7 @@ func TestFlashCacheRefusesOtherData(t *testing.T) {
 	before := readAll(t, fs, victim)
 	opts := flashOpts(fs, 4<<20, 2<<20)
 	opts.FlashCache.Path = victim
-	if db, err := Open("db", opts); err == nil || !errors.Is(err, flashcache.ErrNotFlashCache) {
+	if db, err := Open("db", opts); !errors.Is(err, ErrNotFlashCache) {
 		if db != nil {
 			db.Close()
 		}
@@ -49,15 +49,32 @@ func TestFlashCacheRefusesOtherData(t *testing.T) {
 		t.Fatalf("the other database's key: %q %v", v, err)
 	}
 	other.Close()
-	// A zeroed file (a device cleared over its first 8 KiB) is taken.
-	writeAll(t, fs, "/zeros", make([]byte, 64<<10))
-	opts.FlashCache.Path = "/zeros"
+	// Zeros at the start prove nothing (a partition's first KiB often
+	// are): a file with data only from 64 KiB on is refused too, unless
+	// Format says it may be overwritten.
+	data := make([]byte, 256<<10)
+	for i := 64 << 10; i < len(data); i++ {
+		data[i] = byte(i)
+	}
+	writeAll(t, fs, "/partition", data)
+	opts.FlashCache.Path = "/partition"
+	if db, err := Open("db2", opts); !errors.Is(err, ErrNotFlashCache) {
+		if db != nil {
+			db.Close()
+		}
+		t.Fatalf("a file zero over its first 64 KiB: %v", err)
+	}
+	if after := readAll(t, fs, "/partition"); !bytes.Equal(after, data) {
+		t.Fatal("the refused file changed")
+	}
+	opts.FlashCache.Format = true
 	db, err := Open("db2", opts)
 	if err != nil {
-		t.Fatalf("a zeroed file as the flash cache: %v", err)
+		t.Fatalf("the same file with Format: %v", err)
 	}
 	db.Close()
-	// And so, reopened, is the cache it became.
+	// The cache it became is taken without Format.
+	opts.FlashCache.Format = false
 	if db, err = Open("db2", opts); err != nil {
 		t.Fatalf("reopening with its own flash cache: %v", err)
 	}

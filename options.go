@@ -158,6 +158,11 @@ type FlashCache struct {
 	Path string
 	// Size is the bytes of Path the cache uses (at least 1 MiB).
 	Size int64
+	// Format allows Open to overwrite a Path that is not empty and holds
+	// no flash cache (a device or file used before for something else).
+	// Without it Open fails with ErrNotFlashCache there, so that a
+	// mistyped Path destroys nothing.
+	Format bool
 }
 
 // poolOptions are the buffer pool's options for o (defaults filled in).

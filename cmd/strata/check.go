@@ -35,19 +35,19 @@ Each problem is printed with its file and offset (or page). Exit status:
 which Open does not look for (space lost, no data); 4 the check could not
 run (the database is in use, DIR is not a database, an I/O error).
 The database must not be in use (stop strata serve first).`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			return cannotCheck(cmd, cobra.ExactArgs(1)(cmd, args))
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := check.Check(vfs.Default, args[0])
 			if err != nil {
-				// Not 1: that is corruption.
-				fmt.Fprintln(cmd.ErrOrStderr(), "strata:", err)
-				return exitCode(4)
+				return cannotCheck(cmd, err)
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(checkJSON(r)); err != nil {
-					return err
+					return cannotCheck(cmd, err)
 				}
 			} else {
 				writeCheckReport(cmd.OutOrStdout(), r)
@@ -64,7 +64,18 @@ The database must not be in use (stop strata serve first).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.SetFlagErrorFunc(cannotCheck)
 	return cmd
+}
+
+// cannotCheck prints err and makes check exit 4 (it could not check), not
+// 1 (corruption); nil stays nil.
+func cannotCheck(cmd *cobra.Command, err error) error {
+	if err == nil {
+		return nil
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "strata:", err)
+	return exitCode(4)
 }
 
 func writeCheckReport(w io.Writer, r *check.Report) {

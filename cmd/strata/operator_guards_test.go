@@ -46,13 +46,16 @@ func TestToolsLeaveUserDataAlone(t *testing.T) {
 }
 
 // TestCheckCannotRunIsNotCorruption: check exits 4, not 1 (corruption),
-// when it cannot check (no database there), and takes no lock file a copy
+// when it cannot check (no database there, wrong arguments or flags), and
+// takes no lock file a copy
 // of a database lacks (it created them).
 func TestCheckCannotRunIsNotCorruption(t *testing.T) {
-	_, err := runCmd(t, "check", filepath.Join(t.TempDir(), "missing"))
-	var code exitCode
-	if !errors.As(err, &code) || code != 4 {
-		t.Fatalf("check of a missing directory: %v", err)
+	for _, args := range [][]string{{"check", filepath.Join(t.TempDir(), "missing")}, {"check"}, {"check", "--no-such-flag", "x"}} {
+		_, err := runCmd(t, args...)
+		var code exitCode
+		if !errors.As(err, &code) || code != 4 {
+			t.Fatalf("%q: %v, want exit status 4", args, err)
+		}
 	}
 	dir := smallDB(t)
 	for _, name := range []string{"LOCK", filepath.Join("wal", "wal.lock")} {

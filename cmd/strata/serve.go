@@ -37,6 +37,7 @@ type serveFlags struct {
 	cache         string
 	flashCache    string
 	flashSize     string
+	flashFormat   bool
 	codec         string
 	pageSize      string
 	grace         time.Duration
@@ -94,8 +95,9 @@ SIGTERM or SIGINT ends the process at once (the next start recovers).`,
 	fl.DurationVar(&f.outputTimeout, "output-timeout", 30*time.Second, "disconnect a client whose replies cannot be written for this long")
 	fl.BoolVar(&f.enableFlushDB, "enable-flushdb", false, "allow FLUSHDB and FLUSHALL")
 	fl.StringVar(&f.cache, "cache", "", "buffer pool size (default: Strata's, 64MiB)")
-	fl.StringVar(&f.flashCache, "flash-cache", "", "file or device on flash for a second-level cache of clean pages (none if empty); one that holds other data is refused (zero a used device's first 8 KiB)")
+	fl.StringVar(&f.flashCache, "flash-cache", "", "file or device on flash for a second-level cache of clean pages (none if empty); one that holds other data is refused (see --flash-cache-format)")
 	fl.StringVar(&f.flashSize, "flash-cache-size", "1GiB", "bytes of --flash-cache to use")
+	fl.BoolVar(&f.flashFormat, "flash-cache-format", false, "allow --flash-cache to be formatted over a file or device that holds other data")
 	fl.StringVar(&f.codec, "codec", "", "page codec of a new database (default: Strata's, zstd)")
 	fl.StringVar(&f.pageSize, "page-size", "", "page size of a new database (default: Strata's, 4KiB)")
 	fl.DurationVar(&f.grace, "shutdown-grace", 10*time.Second, "at shutdown, how long connections may take to finish their commands")
@@ -133,7 +135,7 @@ func (f serveFlags) options(logger *slog.Logger) (*strata.Options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--flash-cache-size: %w", err)
 		}
-		opts.FlashCache = strata.FlashCache{Path: f.flashCache, Size: size}
+		opts.FlashCache = strata.FlashCache{Path: f.flashCache, Size: size, Format: f.flashFormat}
 	}
 	if f.pageSize != "" {
 		ps, err := parseSize(f.pageSize)

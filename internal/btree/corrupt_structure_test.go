@@ -142,3 +142,78 @@ func TestMarkSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestCollapseOfRootPointingUpIsCorrupt: a keyless branch that points back
+// up at the root, reached only when a Delete empties the root's other
+// child and collapseRoot follows the single children: it looped forever
+// holding the writer's locks (the one descent the first depth bound
+// missed; found by a reviewer).
+func TestCollapseOfRootPointingUpIsCorrupt(t *testing.T) {
+	cd, _ := codec.New(codec.LZ4, 0)
+	s, err := pagestore.Open("db", pagestore.Options{FS: vfs.NewMem(), PageSize: 4096, Codec: cd, DisableBackground: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Allocate()
+	pool, err := bufferpool.New(s, bufferpool.Options{CacheSize: 256 * 4096, Partitions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { pool.Close(); s.Close() }()
+	tr := New(pool, 1)
+	tx := tr.Begin(0, 1, 0)
+	const n = 40
+	for i := range n {
+		if err := tx.Put([]byte(fmt.Sprintf("k%05d", i)), make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, _, _ := tx.Commit()
+	// X: a keyless branch whose only child is the root.
+	xid, err := pool.Allocate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	xp, err := pool.Create(xid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	initNode(xp.Data(), kindBranch, uint64(root), 1)
+	xp.MarkDirty()
+	xp.Release()
+	pg, err := pool.Get(root, bufferpool.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := node(pg.Data())
+	if r.kind() != kindBranch || r.count() != 1 {
+		t.Fatalf("root kind %d count %d", r.kind(), r.count())
+	}
+	sep := string(r.key(0))
+	r.setChild(0, uint64(xid))
+	pg.MarkDirty()
+	pg.Release()
+	done := make(chan error, 1)
+	go func() {
+		tx := tr.Begin(root, 2, 0)
+		for i := range n {
+			k := fmt.Sprintf("k%05d", i)
+			if k < sep {
+				continue
+			}
+			if _, err := tx.Delete([]byte(k)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrCorruptNode) {
+			t.Errorf("Delete: %v, want ErrCorruptNode", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Delete has not returned after 5 s (collapseRoot loops R -> X -> R)")
+	}
+}

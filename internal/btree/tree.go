@@ -773,7 +773,10 @@ func (tx *Tx) Delete(key []byte) (bool, error) {
 // collapseRoot replaces a root branch that has a single child by that
 // child, as often as needed.
 func (tx *Tx) collapseRoot() error {
-	for tx.root != 0 {
+	for levels := 0; tx.root != 0; levels++ {
+		if levels > maxDepth {
+			return errTooDeep(tx.root)
+		}
 		var only PageID
 		err := tx.t.readNode(tx.root, func(n node) error {
 			if n.kind() == kindBranch && n.count() == 0 {

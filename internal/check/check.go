@@ -35,7 +35,6 @@ import (
 	"hash/crc32"
 	"io"
 	"path/filepath"
-	"syscall"
 
 	"github.com/stratadb/strata/internal/btree"
 	"github.com/stratadb/strata/internal/pagestore"
@@ -144,8 +143,8 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 	}
 	// Hold the database's locks, so that nothing writes while we read;
 	// taking a lock changes no data. A lock file that is missing (a copy
-	// of the files) is not created, and one on a read-only file system
-	// cannot be taken (nor can anything write there).
+	// of the files) is not created; one on a read-only file system is
+	// locked read-only (vfs).
 	var locks []io.Closer
 	defer func() {
 		for _, l := range locks {
@@ -157,9 +156,6 @@ func Check(fs vfs.FS, dir string) (*Report, error) {
 			continue
 		}
 		l, err := fs.Lock(name)
-		if errors.Is(err, syscall.EROFS) {
-			continue
-		}
 		if errors.Is(err, vfs.ErrLocked) {
 			return nil, fmt.Errorf("%w: %s is locked (is strata serve or another program using it?)", ErrInUse, name)
 		}
@@ -498,18 +494,22 @@ func checkWAL(r *Report, fs vfs.FS, dir string, m meta, haveMeta bool) {
 		r.add(*bad)
 	}
 	r.WALFiles, r.WALRecords = len(in.Files), in.Records
+	applied := uint64(0) // without a meta page Open replays the log from its start
+	if haveMeta {
+		applied = m.lsn
+	}
+	for _, s := range in.Skips {
+		// Open moved the log forward past records the meta page already
+		// had (MinNextLSN); records it would replay must not be missing.
+		if s.To > applied+1 {
+			r.add(Problem{File: s.File, Offset: 16, Page: -1, Msg: fmt.Sprintf("the WAL has no records %d to %d, but the meta page has applied only LSN %d: records are missing", s.From, s.To-1, applied)})
+		}
+	}
 	if !haveMeta || len(in.Files) == 0 {
 		return
 	}
 	if in.FirstLSN > m.lsn+1 {
 		r.add(Problem{File: in.Files[0], Offset: 16, Page: -1, Msg: fmt.Sprintf("the WAL starts at LSN %d, the meta page needs it from %d", in.FirstLSN, m.lsn+1)})
-	}
-	for _, s := range in.Skips {
-		// Open moved the log forward past records the meta page already
-		// had (MinNextLSN); records it would replay must not be missing.
-		if s.To > m.lsn+1 {
-			r.add(Problem{File: s.File, Offset: 16, Page: -1, Msg: fmt.Sprintf("the WAL has no records %d to %d, but the meta page has applied only LSN %d: records are missing", s.From, s.To-1, m.lsn)})
-		}
 	}
 	if in.NextLSN < m.lsn+1 {
 		r.add(Problem{File: in.Files[len(in.Files)-1], Offset: -1, Page: -1, Msg: fmt.Sprintf("the WAL ends before LSN %d, but the meta page has applied LSN %d: records are missing", in.NextLSN, m.lsn)})

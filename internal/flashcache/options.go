@@ -83,6 +83,10 @@ type Options struct {
 	// Path is the flash file (or device); Size its size in bytes.
 	Path string
 	Size int64
+	// Format allows a Path that is not empty and holds no flash cache (a
+	// device used before) to be formatted over; without it Open refuses
+	// one (ErrNotFlashCache).
+	Format bool
 	// FS is the flash file's file system. Default: vfs.Default.
 	FS vfs.FS
 	// PageSize is the page store's page size (required).

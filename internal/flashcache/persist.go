@@ -11,7 +11,6 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/stratadb/strata/internal/vfs"
@@ -139,17 +138,11 @@ func (c *Cache) load() (head int, headOff int64, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("size of %s: %w", c.opts.Path, err)
 	}
-	if size < c.lay.fileSize {
-		// New, or shorter than the cache: extend it (a device cannot be),
-		// durably, with its directory entry.
-		if err := c.f.Truncate(c.lay.fileSize); err != nil {
-			return 0, 0, fmt.Errorf("extend %s from %d to %d bytes (a block device must hold the cache's Size): %w", c.opts.Path, size, c.lay.fileSize, err)
-		}
-		if err := c.f.Sync(); err != nil {
-			return 0, 0, fmt.Errorf("sync %s: %w", c.opts.Path, err)
-		}
-		if err := c.fs.SyncDir(filepath.Dir(c.opts.Path)); err != nil {
-			return 0, 0, fmt.Errorf("sync the directory of %s: %w", c.opts.Path, err)
+	if size > 0 && size < c.lay.fileSize {
+		// Shorter than the cache: extended now (a device cannot be). A
+		// new file is extended once its first superblock is written.
+		if err := c.extend(size); err != nil {
+			return 0, 0, err
 		}
 	}
 	old, found := c.readSuperblock()
@@ -202,6 +195,13 @@ func (c *Cache) load() (head int, headOff int64, err error) {
 	if err := c.writeSuperblock(sb); err != nil {
 		return 0, 0, err
 	}
+	if size == 0 {
+		// Extended after its first superblock: a crash never leaves a file
+		// of ours without one, which the next Open would refuse (checkOurs).
+		if err := c.extend(size); err != nil {
+			return 0, 0, err
+		}
+	}
 	if err := c.writeMarker(marker{id: sb.id, session: sb.session}); err != nil {
 		// The old marker (if any) names another session: the next Open
 		// starts cold. Nothing is unsafe; only persistence is lost.
@@ -237,30 +237,51 @@ func (c *Cache) readSuperblock() (superblock, bool) {
 	return best, found
 }
 
+// extend makes the file the cache's size, durably, with its directory
+// entry.
+func (c *Cache) extend(size int64) error {
+	if err := c.f.Truncate(c.lay.fileSize); err != nil {
+		return fmt.Errorf("extend %s from %d to %d bytes (a block device must hold the cache's Size): %w", c.opts.Path, size, c.lay.fileSize, err)
+	}
+	if err := c.f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", c.opts.Path, err)
+	}
+	if err := c.fs.SyncDir(filepath.Dir(c.opts.Path)); err != nil {
+		return fmt.Errorf("sync the directory of %s: %w", c.opts.Path, err)
+	}
+	return nil
+}
+
 // ErrNotFlashCache: Path names a file or device that holds other data.
 var ErrNotFlashCache = errors.New("flashcache: not a Strata flash cache")
 
-// checkOurs refuses a file that is neither new nor a flash cache: each
-// superblock slot must be all zeros (never written, or its write lost)
-// or start with the superblock's magic (a cache's, valid or torn). Open
-// formats a cache it cannot reuse, so without this a mistyped Path (a
-// database's segment file, any file) was overwritten. A device that held
-// other data must be zeroed over its first 8 KiB first.
+// checkOurs refuses a file or device that is neither empty nor a flash
+// cache (a superblock slot that starts with the cache's magic, valid or
+// torn: Open writes a new file's first superblock before anything else),
+// unless Options.Format allows it to be formatted over. Open formats a
+// cache it cannot reuse, so without this a mistyped Path (a database's
+// segment file, a partition) was overwritten; zeros at the start prove
+// nothing (a partition's or an image's first KiB often are).
 func (c *Cache) checkOurs() error {
+	size, err := c.f.Size()
+	if err != nil {
+		return fmt.Errorf("size of %s: %w", c.opts.Path, err)
+	}
+	if size == 0 || c.opts.Format {
+		return nil
+	}
 	buf := vfs.AlignedBuffer(superblockSlots * blockSize)
 	n, err := c.f.ReadAt(buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("read the superblocks of %s: %w", c.opts.Path, err)
 	}
 	for s := 0; s*blockSize < n; s++ {
-		slot := buf[s*blockSize : min(n, (s+1)*blockSize)]
-		if bytes.HasPrefix(slot, superMagic[:]) || !slices.ContainsFunc(slot, func(b byte) bool { return b != 0 }) {
-			continue
+		if bytes.HasPrefix(buf[s*blockSize:n], superMagic[:]) {
+			return nil
 		}
-		return fmt.Errorf("%w: %s holds other data (its %s superblock slot is neither a cache's nor zeros); remove it, choose another path, or zero a device's first %d bytes",
-			ErrNotFlashCache, c.opts.Path, []string{"first", "second"}[min(s, 1)], superblockSlots*blockSize)
 	}
-	return nil
+	return fmt.Errorf("%w: %s is not empty and holds no flash cache; remove it, choose another path, or set Format to overwrite it (strata serve --flash-cache-format)",
+		ErrNotFlashCache, c.opts.Path)
 }
 
 // writeSuperblock writes sb into the slot of its generation and syncs.

@@ -349,7 +349,7 @@ func (sc *segmentScan) run(nums []uint32, plan replayPlan, referenced map[uint32
 		var stream int
 		var herr error
 		if s.info.Replayed {
-			stream, s.empty, herr = checkReplayedHeader(head, in.PageSize, n, sc.state.isReplayHead(n) || referenced[n])
+			stream, s.empty, herr = checkReplayedHeader(head, in.PageSize, n, sc.state.mustHold(n, referenced))
 		} else {
 			stream, herr = checkSegmentHeader(head, in.PageSize, n)
 		}

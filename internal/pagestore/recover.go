@@ -78,15 +78,7 @@ func (s *Store) recover() error {
 	}
 	plan := planReplay(nums, state, referenced)
 	if len(plan.problems) > 0 {
-		// Before removing anything: a store reported corrupt keeps its bytes.
 		return fmt.Errorf("pagestore: %s: %w: %s", s.dir, ErrCorrupt, plan.problems[0].msg)
-	}
-	for _, n := range plan.obsolete {
-		path := segmentPath(s.dir, n)
-		s.log.Info("pagestore: removing obsolete segment", "file", path)
-		if err := s.fs.Remove(path); err != nil {
-			return fmt.Errorf("pagestore: remove obsolete segment %s: %w", path, err)
-		}
 	}
 	for n := range referenced {
 		if !state.isReplayHead(n) {
@@ -113,6 +105,17 @@ func (s *Store) recover() error {
 			return fmt.Errorf("pagestore: %s: %w: page %d at offset %d beyond the end of segment %s (%d bytes)", s.dir, ErrCorrupt, id, e.off, seg.path, seg.size)
 		}
 		seg.live += int64(e.len)
+	}
+	// Only now, with everything checked, the segments no page lives in
+	// and none is replayed from: a store found corrupt keeps its segments
+	// (replay may still have dropped a torn tail or a segment that never
+	// got a header, which hold no record).
+	for _, n := range plan.obsolete {
+		path := segmentPath(s.dir, n)
+		s.log.Info("pagestore: removing obsolete segment", "file", path)
+		if err := s.fs.Remove(path); err != nil {
+			return fmt.Errorf("pagestore: remove obsolete segment %s: %w", path, err)
+		}
 	}
 	for _, seg := range s.segs {
 		if st, ok := stamps[seg.num]; ok && st > seg.stamp {
@@ -220,6 +223,15 @@ type segmentProblem struct {
 }
 
 // isReplayHead says whether segment n is a stream's replay segment.
+// mustHold reports whether replayed segment n must hold data: the page
+// map points into it, or it is a replay head that existed at the
+// checkpoint. A replay head numbered as the checkpoint's next segment was
+// created after it: its file may be all a crash left of it (its directory
+// entry durable, its header not), as of any segment written since.
+func (c *ckptState) mustHold(n uint32, referenced map[uint32]bool) bool {
+	return c.isReplayHead(n) && n < c.nextSegNum || referenced[n]
+}
+
 func (c *ckptState) isReplayHead(n uint32) bool {
 	for _, r := range c.replay {
 		if r.seg != 0 && r.seg == n {
@@ -360,12 +372,7 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 				return fmt.Errorf("pagestore: read segment %s: %w", seg.path, err)
 			}
 		}
-		// A replay head numbered as the checkpoint's next segment was
-		// created after the checkpoint: its file may be all a crash left
-		// of it (its directory entry durable, its header not), as of any
-		// segment written since.
-		mustHold := state.isReplayHead(n) && n < state.nextSegNum || referenced[n]
-		stream, empty, herr := checkReplayedHeader(head, s.pageSize, n, mustHold)
+		stream, empty, herr := checkReplayedHeader(head, s.pageSize, n, state.mustHold(n, referenced))
 		if herr != nil {
 			return fmt.Errorf("pagestore: segment %s offset 0: %w: %v", seg.path, ErrCorrupt, herr)
 		}

@@ -12,6 +12,9 @@ import (
 )
 
 // lockFile takes flock(LOCK_EX|LOCK_NB) on name, creating it if missing.
+// On a read-only file system, or a file it may not write, it locks the
+// existing file opened read-only (flock needs no write access): an
+// offline check of a read-only copy or mount still excludes a writer.
 //
 // flock locks belong to the open file description, not to the process, so
 // a second lockFile on the same path fails even in the same process (a
@@ -20,6 +23,9 @@ import (
 // the process dies.
 func lockFile(name string) (io.Closer, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, unix.EROFS) || errors.Is(err, os.ErrPermission) {
+		f, err = os.Open(name)
+	}
 	if err != nil {
 		return nil, err
 	}

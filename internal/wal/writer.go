@@ -49,7 +49,10 @@ func (l *Log) writeLoop() {
 // select only when a round leaves no work (a steady stream of appends kept
 // it from there: no fsync at all until the file was full).
 func (l *Log) askPeriodicSyncLocked() {
-	if l.opts.SyncMode != SyncPeriodic {
+	if l.opts.SyncMode != SyncPeriodic || l.writtenLSN <= max(l.syncedLSN, l.syncWant) {
+		// Nothing new to ask for: an ask now would only restart the
+		// interval (a record appended to an idle log then waited up to
+		// two intervals).
 		return
 	}
 	if now := time.Now(); now.Sub(l.periodicAt) >= l.opts.SyncInterval {
