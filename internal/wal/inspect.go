@@ -7,6 +7,7 @@ package wal
 // process has the log open.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -144,7 +145,14 @@ func Inspect(fs vfs.FS, dir string, fn func(lsn uint64, payload []byte) error) (
 			}
 			if err != nil {
 				if newest {
-					note(path, off, true, "%v: a torn write at the end of the log; Open truncates the %d bytes from here", err, size-off)
+					msg := fmt.Sprintf("%v: a torn write at the end of the log; Open truncates the %d bytes from here", err, size-off)
+					if n, first, last := validAfter(f, off, size, want); n > 0 {
+						// A crash tears only what was not yet synced, so these
+						// records were not acknowledged as durable, unless the
+						// damage is not a crash's (then they are lost).
+						msg += fmt.Sprintf(", with %d valid records after the damage (LSN %d to %d): if any was acknowledged as durable, this is damage, not a torn write, and Open drops them", n, first, last)
+					}
+					note(path, off, true, "%s", msg)
 				} else {
 					note(path, off, false, "%v", err)
 				}
@@ -183,4 +191,37 @@ func Inspect(fs vfs.FS, dir string, fn func(lsn uint64, payload []byte) error) (
 		}
 	}
 	return in, nil
+}
+
+// validAfter counts the valid records with LSN at or above want that
+// start after offset off of f (size bytes): records beyond a damaged one,
+// which recovery drops with the torn tail. It reads what is after off
+// once and tries each offset (offline: strata check).
+func validAfter(f vfs.File, off, size int64, want uint64) (n int, first, last uint64) {
+	if size-off > 256<<20 {
+		return 0, 0, 0 // larger than any log file: not worth the memory
+	}
+	b := make([]byte, size-off)
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return 0, 0, 0
+	}
+	most := want + uint64(len(b)/recordHeaderSize) // no more records fit
+	for i := 1; i+recordHeaderSize <= len(b); {
+		// An LSN out of range first (cheap), the checksum only then.
+		if lsn := binary.LittleEndian.Uint64(b[i+8:]); lsn < want || lsn > most {
+			i++
+			continue
+		}
+		lsn, _, used, err := decodeRecord(b[i:])
+		if err != nil {
+			i++
+			continue
+		}
+		if n == 0 {
+			first = lsn
+		}
+		n, last = n+1, lsn
+		i += used
+	}
+	return n, first, last
 }
