@@ -53,8 +53,11 @@
 // A write or fsync error is sticky: every waiter gets it, and the log
 // refuses every later Append and Sync with it. After a failed fsync the
 // kernel may have dropped the dirty pages, so retrying could report
-// success for data that is gone; the only safe way on is to reopen and
-// recover.
+// success for data that is gone. Reopening and recovering is safe after
+// a process crash, but not after a failed fsync in the same boot: Linux
+// marks the pages that failed clean, recovery reads them from the OS's
+// cache as if they were on disk, and its fsync succeeds without writing
+// them (a known limit: docs/ARCHITECTURE.md, "Errors").
 //
 // # Recovery rules
 //
