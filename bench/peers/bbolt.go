@@ -39,9 +39,14 @@ var boltBucket = []byte("bench")
 // Commits with sync=false (the load) are not crash safe, as with any NoSync
 // use of bbolt; Flush (db.Sync) makes them durable at the end of the load.
 type boltEngine struct {
-	db      *bolt.DB
-	dir     string
-	applyMu sync.Mutex // serializes Update and guards db.NoSync
+	db  *bolt.DB
+	dir string
+	// loadFill is the bucket's FillPercent for the load: Config.FillFactor
+	// (default 100, Strata's), as Strata fills a leaf when rows arrive in
+	// key order. Later commits keep bbolt's default (one half), as Strata
+	// splits a leaf in half where a row lands inside it.
+	loadFill float64
+	applyMu  sync.Mutex // serializes Update and guards db.NoSync
 
 	baseMu sync.Mutex
 	base   *bolt.Stats // at StartMeasurement
@@ -71,9 +76,13 @@ func openBolt(cfg bench.Config) (bench.Engine, string, error) {
 	if freelist == "" {
 		freelist = bolt.FreelistArrayType // bbolt's default
 	}
-	desc := fmt.Sprintf("bbolt %s: no cache of its own (mmap and the OS page cache; cache budget %s ignored), page size %d, compression: none, freelist %s; commits with sync fsync pages then meta (NoSync off), load commits with NoSync then db.Sync",
-		ModuleVersion(bboltModule, bboltPinned), sizeString(cfg.CacheBytes), db.Info().PageSize, freelist)
-	return &boltEngine{db: db, dir: cfg.Dir}, desc, nil
+	fill := 100
+	if cfg.FillFactor > 0 {
+		fill = cfg.FillFactor
+	}
+	desc := fmt.Sprintf("bbolt %s: no cache of its own (mmap and the OS page cache; cache budget %s ignored), page size %d, compression: none, freelist %s; load filled %d%% (FillPercent), later splits bbolt's default; commits with sync fsync pages then meta (NoSync off), load commits with NoSync then db.Sync",
+		ModuleVersion(bboltModule, bboltPinned), sizeString(cfg.CacheBytes), db.Info().PageSize, freelist, fill)
+	return &boltEngine{db: db, dir: cfg.Dir, loadFill: float64(fill) / 100}, desc, nil
 }
 
 func (e *boltEngine) Get(key, dst []byte) ([]byte, bool, error) {
@@ -134,7 +143,14 @@ func (e *boltEngine) Scan(start, end []byte, n int, fn func(k, v []byte) bool) e
 	return nil
 }
 
-func (e *boltEngine) Apply(ops []bench.Op, sync bool) error {
+func (e *boltEngine) Apply(ops []bench.Op, sync bool) error { return e.apply(ops, sync, 0) }
+
+// ApplyLoad commits a batch of the load with the pages filled loadFill
+// (bench.LoadApplier).
+func (e *boltEngine) ApplyLoad(ops []bench.Op) error { return e.apply(ops, false, e.loadFill) }
+
+// apply commits ops; fill, if not 0, is the bucket's FillPercent for it.
+func (e *boltEngine) apply(ops []bench.Op, sync bool, fill float64) error {
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
 	e.db.NoSync = !sync
@@ -142,6 +158,9 @@ func (e *boltEngine) Apply(ops []bench.Op, sync bool) error {
 		b := tx.Bucket(boltBucket)
 		if b == nil {
 			return bolt.ErrBucketNotFound
+		}
+		if fill != 0 {
+			b.FillPercent = fill
 		}
 		for _, op := range ops {
 			var err error

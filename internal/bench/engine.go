@@ -43,6 +43,15 @@ type Engine interface {
 	Close() error
 }
 
+// LoadApplier is an engine whose load (rows in key order, not synced) is
+// committed otherwise than later writes: bbolt fills its pages as
+// Config.FillFactor says there (Strata fills a leaf that much when a row
+// is appended at its end, as in a load), where its default fill for every
+// split, one half, left a loaded file twice its data.
+type LoadApplier interface {
+	ApplyLoad(ops []Op) error
+}
+
 // Reopener is an engine whose measured phase must run in a fresh open
 // after a fresh load: ReopenAfterLoad, called after the load's Flush, says
 // whether the load left it configured otherwise than a later open of the

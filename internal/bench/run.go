@@ -273,7 +273,11 @@ func load(ctx context.Context, eng Engine, ds Dataset, tableSize int64, progress
 			ops = append(ops, Op{Key: buf[start:ends[i]], Value: buf[ends[i]:ends[i+1]]})
 			start = ends[i+1]
 		}
-		if err := eng.Apply(ops, false); err != nil {
+		apply := eng.Apply
+		if la, ok := eng.(LoadApplier); ok {
+			apply = func(ops []Op, _ bool) error { return la.ApplyLoad(ops) }
+		}
+		if err := apply(ops, false); err != nil {
 			return 0, fmt.Errorf("bench: load rows %d..%d: %w", first, last-1, err)
 		}
 		logical += int64(len(buf))
