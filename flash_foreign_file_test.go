@@ -3,7 +3,6 @@ package strata
 import (
 	"bytes"
 	"errors"
-	"os"
 	"testing"
 
 	"github.com/stratadb/strata/internal/vfs"
@@ -30,7 +29,7 @@ func TestFlashCacheRefusesOtherData(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim := "other/00000001.seg"
-	before := readAll(t, fs, victim)
+	before := readMemFile(t, fs, victim)
 	opts := flashOpts(fs, 4<<20, 2<<20)
 	opts.FlashCache.Path = victim
 	if db, err := Open("db", opts); !errors.Is(err, ErrNotFlashCache) {
@@ -39,7 +38,7 @@ func TestFlashCacheRefusesOtherData(t *testing.T) {
 		}
 		t.Fatalf("Open with a segment file as the flash cache: %v", err)
 	}
-	if after := readAll(t, fs, victim); !bytes.Equal(before, after) {
+	if after := readMemFile(t, fs, victim); !bytes.Equal(before, after) {
 		t.Fatalf("the segment file changed (%d bytes, was %d)", len(after), len(before))
 	}
 	if other, err = Open("other", memOptions(fs)); err != nil {
@@ -56,7 +55,7 @@ func TestFlashCacheRefusesOtherData(t *testing.T) {
 	for i := 64 << 10; i < len(data); i++ {
 		data[i] = byte(i)
 	}
-	writeAll(t, fs, "/partition", data)
+	writeMemFile(t, fs, "/partition", data)
 	opts.FlashCache.Path = "/partition"
 	if db, err := Open("db2", opts); !errors.Is(err, ErrNotFlashCache) {
 		if db != nil {
@@ -64,7 +63,7 @@ func TestFlashCacheRefusesOtherData(t *testing.T) {
 		}
 		t.Fatalf("a file zero over its first 64 KiB: %v", err)
 	}
-	if after := readAll(t, fs, "/partition"); !bytes.Equal(after, data) {
+	if after := readMemFile(t, fs, "/partition"); !bytes.Equal(after, data) {
 		t.Fatal("the refused file changed")
 	}
 	opts.FlashCache.Format = true
@@ -79,34 +78,4 @@ func TestFlashCacheRefusesOtherData(t *testing.T) {
 		t.Fatalf("reopening with its own flash cache: %v", err)
 	}
 	db.Close()
-}
-
-func readAll(t *testing.T, fs vfs.FS, path string) []byte {
-	t.Helper()
-	f, err := fs.OpenFile(path, os.O_RDONLY, 0, vfs.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, size)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func writeAll(t *testing.T, fs vfs.FS, path string, b []byte) {
-	t.Helper()
-	f, err := fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644, vfs.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteAt(b, 0); err != nil {
-		t.Fatal(err)
-	}
 }

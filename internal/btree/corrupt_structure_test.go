@@ -58,24 +58,31 @@ func TestOverlappingCellsRejected(t *testing.T) {
 	}
 }
 
+// treeInMemory is a tree over a pool of 256 pages over a store in memory
+// (closed at cleanup).
+func treeInMemory(t *testing.T) (*Tree, *bufferpool.Pool) {
+	t.Helper()
+	cd, _ := codec.New(codec.LZ4, 0)
+	s, err := pagestore.Open("db", pagestore.Options{FS: vfs.NewMem(), PageSize: 4096, Codec: cd, DisableBackground: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Allocate() // page 0: the meta page's
+	pool, err := bufferpool.New(s, bufferpool.Options{CacheSize: 256 * 4096, Partitions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close(); s.Close() })
+	return New(pool, 1), pool
+}
+
 // TestBranchPointingUpIsCorrupt: a branch whose child names the branch
 // itself made Get loop forever (holding the database's tree latch), a
 // write's descent grow its path until memory ran out, and Walk overflow
 // the stack (at Open: the process died). Each now fails with
 // ErrCorruptNode.
 func TestBranchPointingUpIsCorrupt(t *testing.T) {
-	cd, _ := codec.New(codec.LZ4, 0)
-	s, err := pagestore.Open("db", pagestore.Options{FS: vfs.NewMem(), PageSize: 4096, Codec: cd, DisableBackground: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Allocate()
-	pool, err := bufferpool.New(s, bufferpool.Options{CacheSize: 256 * 4096, Partitions: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { pool.Close(); s.Close() }()
-	tr := New(pool, 1)
+	tr, pool := treeInMemory(t)
 	tx := tr.Begin(0, 1, 0)
 	for i := range 200 {
 		if err := tx.Put([]byte(fmt.Sprintf("k%05d", i)), make([]byte, 100)); err != nil {
@@ -149,18 +156,7 @@ func TestMarkSpan(t *testing.T) {
 // holding the writer's locks (the one descent the first depth bound
 // missed; found by a reviewer).
 func TestCollapseOfRootPointingUpIsCorrupt(t *testing.T) {
-	cd, _ := codec.New(codec.LZ4, 0)
-	s, err := pagestore.Open("db", pagestore.Options{FS: vfs.NewMem(), PageSize: 4096, Codec: cd, DisableBackground: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Allocate()
-	pool, err := bufferpool.New(s, bufferpool.Options{CacheSize: 256 * 4096, Partitions: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { pool.Close(); s.Close() }()
-	tr := New(pool, 1)
+	tr, pool := treeInMemory(t)
 	tx := tr.Begin(0, 1, 0)
 	const n = 40
 	for i := range n {
