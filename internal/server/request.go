@@ -97,9 +97,6 @@ func newRequestReader(src io.Reader, l Limits, unauth func() bool) *requestReade
 	return &requestReader{src: src, limits: l.withDefaults(), unauth: unauth}
 }
 
-// buffered is the number of bytes read and not consumed.
-func (r *requestReader) buffered() int { return r.end - r.start }
-
 // next parses the next command in the buffer. It returns its arguments,
 // none (nil, nil) if no whole command is buffered (fill reads more), or
 // the violation that ends the connection; after a violation it returns
