@@ -50,8 +50,10 @@ type Iterator struct {
 	direct bool
 	lower  []byte
 	upper  []byte
-	// seekKey holds a copy of the key of the last seek (seekCopy).
+	// seekKey holds a copy of the key of the last seek (seekCopy), in
+	// seekBuf while it fits: a seek allocates nothing for short keys.
 	seekKey []byte
+	seekBuf [64]byte
 	valid   bool
 	closed  bool
 	err     error
@@ -307,6 +309,9 @@ func (it *Iterator) SeekLT(key []byte) bool {
 // miss) changed the key under it — the seek landed on another key, with
 // no error (TestSeekToOwnKeyUnderEvictions).
 func (it *Iterator) seekCopy(key []byte) []byte {
+	if it.seekKey == nil {
+		it.seekKey = it.seekBuf[:0]
+	}
 	it.seekKey = append(it.seekKey[:0], key...)
 	return it.seekKey
 }

@@ -74,3 +74,32 @@ func TestSeekToOwnKeyUnderEvictions(t *testing.T) {
 		it.Close()
 	}
 }
+
+// TestSeekCopiesWithoutAllocating: the seek's copy of its key lives in the
+// iterator while the key is short (64 bytes): an iterator and its seeks
+// cost the one allocation of the iterator, as before the copy.
+func TestSeekCopiesWithoutAllocating(t *testing.T) {
+	db, err := Open("db", memOptions(vfs.NewMem()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, k := range []string{"k1", "k2"} {
+		if err := db.Set([]byte(k), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		it, err := db.NewIter(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !it.SeekGE([]byte("k1")) || !it.SeekLT([]byte("k2")) {
+			t.Fatal("seek")
+		}
+		it.Close()
+	})
+	if allocs > 1 {
+		t.Fatalf("an iterator with two seeks: %v allocations, want 1 (the iterator)", allocs)
+	}
+}
