@@ -5,12 +5,12 @@ import (
 	"path/filepath"
 )
 
-// allocatedBytes is the space the files under dir occupy on the device
+// AllocatedBytes is the space the files under dir occupy on the device
 // (st_blocks where the system reports it), not their apparent size: Badger
 // preallocates sparse value log and memtable files (2 GiB and
 // 2×MemTableSize apparent), bbolt grows its file ahead of use, and Pebble
 // preallocates and recycles WAL files, so apparent sizes misstate them.
-func allocatedBytes(dir string) (int64, error) {
+func AllocatedBytes(dir string) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {

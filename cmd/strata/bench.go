@@ -36,8 +36,9 @@ disk, device I/O per transaction, write amplification and peak memory.
 
 Without flags it runs a one-minute default: Strata alone, oltp_read_only on
 sysbench rows about four times the cache, uniform keys, automatic R.
-bbolt, Pebble and Badger run in strata-bench-peers, built from the bench/
-module of a Strata checkout (see --peers-bin).`,
+bbolt, Pebble and Badger run in strata-bench-bbolt, strata-bench-pebble
+and strata-bench-badger, each linking its engine alone, built from the
+bench/ module of a Strata checkout (see --peers-dir).`,
 		Example: `  strata bench
   strata bench --engines all --workload oltp_read_only,oltp_read_write --cache 256MiB --table-size 10000000
   strata bench --device nvme --codec lz4 --json results.json`,
@@ -157,10 +158,12 @@ type benchRunner struct {
 	exe        string // the running strata binary
 	build      string // the revision it was built from (bench.BuildOf)
 	strata     binLocator
-	strataBin  string // located on first use
-	strataNote string // said in every Strata result when it is not strata-bench-child
-	peers      binLocator
-	peersBin   string // located on first use
+	strataBin  string                 // located on first use
+	strataNote string                 // said in every Strata result when it is not strata-bench-child
+	peersDir   string                 // --peers-dir
+	peers      map[string]*binLocator // by engine, made on first use
+	peerBins   map[string]string      // by engine, located on first use
+	peerNotes  map[string]string      // by engine: said in its results
 	view       progressView
 	children   int
 	tempDirs   []string // removed by close
@@ -184,19 +187,16 @@ func newBenchRunner(stderr io.Writer, f benchFlags) (*benchRunner, error) {
 		exe:        exe,
 		build:      bench.OwnBuild(),
 		strata:     newChildLocator(f.strataBin, stderr),
-		peers:      newPeersLocator(f.peersBin, stderr),
+		peersDir:   f.peersDir,
+		peers:      map[string]*binLocator{},
+		peerBins:   map[string]string{},
+		peerNotes:  map[string]string{},
 		view:       newProgressView(stderr),
 	}
-	for _, l := range []*binLocator{&r.strata, &r.peers} {
-		name := l.name
-		l.buildDir = func() (string, error) {
-			d, err := os.MkdirTemp("", name+"-")
-			if err == nil {
-				r.tempDirs = append(r.tempDirs, d)
-			}
-			return d, err
-		}
+	if f.peersBin != "" {
+		return nil, fmt.Errorf("--peers-bin: strata-bench-peers is gone: each peer runs in a binary of its own (%s, %s, %s), found in --peers-dir", peerBinName("bbolt"), peerBinName("pebble"), peerBinName("badger"))
 	}
+	r.trackBuilds(&r.strata)
 	if f.dir == "" {
 		// Not os.TempDir: /tmp is often a tmpfs, where O_DIRECT fails and
 		// "disk" reads are memory reads.
@@ -287,17 +287,39 @@ func buildOfFile(path string) string {
 	return bench.BuildOf(info)
 }
 
+// trackBuilds makes the directories l builds into temporary ones that
+// close removes.
+func (r *benchRunner) trackBuilds(l *binLocator) {
+	name := l.name
+	l.buildDir = func() (string, error) {
+		d, err := os.MkdirTemp("", name+"-")
+		if err == nil {
+			r.tempDirs = append(r.tempDirs, d)
+		}
+		return d, err
+	}
+}
+
 // binNote is the note a result of engine carries about its binary.
 func (r *benchRunner) binNote(engine string) string {
 	if peerEngines[engine] {
-		return ""
+		return r.peerNotes[engine]
 	}
 	return r.strataNote
 }
 
+// staleBuildNote is the note for a child binary at path built from another
+// revision than strata, or "" when it is not (or either is unknown).
+func (r *benchRunner) staleBuildNote(path string) string {
+	if child := buildOfFile(path); child != "" && r.build != "" && child != r.build {
+		return fmt.Sprintf("%s was built from %s, strata from %s: the results are the child's code", path, child, r.build)
+	}
+	return ""
+}
+
 // binFor returns the binary that runs engine's child: strata-bench-child
 // for Strata (else, with a note, the strata binary itself; a named
-// --strata-bin must exist), strata-bench-peers for the others.
+// --strata-bin must exist), strata-bench-<engine> for a peer.
 func (r *benchRunner) binFor(engine string) (string, error) {
 	if !peerEngines[engine] {
 		if r.strataBin == "" {
@@ -305,8 +327,7 @@ func (r *benchRunner) binFor(engine string) (string, error) {
 			switch {
 			case err == nil:
 				r.strataBin = p
-				if child := buildOfFile(p); child != "" && r.build != "" && child != r.build {
-					r.strataNote = fmt.Sprintf("%s was built from %s, strata from %s: the results are the child's code", p, child, r.build)
+				if r.strataNote = r.staleBuildNote(p); r.strataNote != "" {
 					fmt.Fprintln(r.stderr, "note:", r.strataNote)
 				}
 			case r.strata.flag != "":
@@ -319,12 +340,25 @@ func (r *benchRunner) binFor(engine string) (string, error) {
 		}
 		return r.strataBin, nil
 	}
-	if r.peersBin == "" {
-		p, err := r.peers.locate()
-		if err != nil {
-			return "", err
-		}
-		r.peersBin = p
+	if p, ok := r.peerBins[engine]; ok {
+		return p, nil
 	}
-	return r.peersBin, nil
+	l, ok := r.peers[engine]
+	if !ok {
+		nl := newPeerLocator(engine, r.peersDir, r.stderr)
+		l = &nl
+		r.trackBuilds(l)
+		r.peers[engine] = l
+	}
+	p, err := l.locate()
+	if err != nil {
+		return "", err
+	}
+	r.peerBins[engine] = p
+	// The peers' harness (internal/bench: the workloads, the timing) is
+	// compiled into their binaries too.
+	if r.peerNotes[engine] = r.staleBuildNote(p); r.peerNotes[engine] != "" {
+		fmt.Fprintln(r.stderr, "note:", r.peerNotes[engine])
+	}
+	return p, nil
 }

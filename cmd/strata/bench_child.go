@@ -46,7 +46,7 @@ const (
 // childProcess runs one RunSpec in a child process and returns its Result,
 // annotated with the environment the parent gave it.
 type childProcess struct {
-	bin      string // strata-bench-child, strata or strata-bench-peers
+	bin      string // strata-bench-child, strata or strata-bench-<peer>
 	binNote  string // a note on the binary for the result, if any
 	spec     bench.RunSpec
 	limits   childLimits

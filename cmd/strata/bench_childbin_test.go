@@ -15,7 +15,7 @@ import (
 // fakePeersEnv is the peers' binLocator whose environment is a temporary
 // tree: nothing on $PATH, and a build that records what it was asked.
 func fakePeersEnv(t *testing.T) (*binLocator, *[]string, *bytes.Buffer) {
-	l := newPeersLocator("", nil)
+	l := newPeerLocator("bbolt", "", nil)
 	return fakeEnv(t, &l)
 }
 
@@ -46,31 +46,35 @@ func writeExecutable(t *testing.T, path string) {
 
 func TestPeersLocatorOrder(t *testing.T) {
 	t.Run("flag", func(t *testing.T) {
-		l, _, _ := fakePeersEnv(t)
-		l.flag = filepath.Join(t.TempDir(), "peers")
+		dir := t.TempDir()
+		nl := newPeerLocator("bbolt", dir, nil)
+		l, _, _ := fakeEnv(t, &nl)
 		if _, err := l.locate(); err == nil {
-			t.Error("a missing --peers-bin accepted")
+			t.Error("a --peers-dir without the binary accepted")
+		}
+		if l.flag != filepath.Join(dir, peerBinName("bbolt")) {
+			t.Errorf("--peers-dir %s: looks for %s", dir, l.flag)
 		}
 		writeExecutable(t, l.flag)
-		writeExecutable(t, filepath.Join(filepath.Dir(l.exe), peersBinName))
+		writeExecutable(t, filepath.Join(filepath.Dir(l.exe), peerBinName("bbolt")))
 		if got, err := l.locate(); err != nil || got != l.flag {
 			t.Errorf("locate = %q, %v; want the flag's %q first", got, err, l.flag)
 		}
 	})
 	t.Run("next to strata, before $PATH", func(t *testing.T) {
 		l, _, _ := fakePeersEnv(t)
-		want := filepath.Join(filepath.Dir(l.exe), peersBinName)
+		want := filepath.Join(filepath.Dir(l.exe), peerBinName("bbolt"))
 		writeExecutable(t, want)
-		l.lookPath = func(string) (string, error) { return "/usr/bin/" + peersBinName, nil }
+		l.lookPath = func(string) (string, error) { return "/usr/bin/" + peerBinName("bbolt"), nil }
 		if got, err := l.locate(); err != nil || got != want {
 			t.Errorf("locate = %q, %v; want %q", got, err, want)
 		}
 	})
 	t.Run("a non-executable file next to strata is skipped", func(t *testing.T) {
 		l, _, _ := fakePeersEnv(t)
-		must(t, os.WriteFile(filepath.Join(filepath.Dir(l.exe), peersBinName), nil, 0o644))
-		l.lookPath = func(string) (string, error) { return "/usr/bin/" + peersBinName, nil }
-		if got, err := l.locate(); err != nil || got != "/usr/bin/"+peersBinName {
+		must(t, os.WriteFile(filepath.Join(filepath.Dir(l.exe), peerBinName("bbolt")), nil, 0o644))
+		l.lookPath = func(string) (string, error) { return "/usr/bin/" + peerBinName("bbolt"), nil }
+		if got, err := l.locate(); err != nil || got != "/usr/bin/"+peerBinName("bbolt") {
 			t.Errorf("locate = %q, %v; want the $PATH one", got, err)
 		}
 	})
@@ -83,10 +87,10 @@ func TestPeersLocatorOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(*builds) != 1 || !strings.HasPrefix((*builds)[0], filepath.Join(checkout, "bench")+" -> ") || filepath.Base(got) != peersBinName {
+		if len(*builds) != 1 || !strings.HasPrefix((*builds)[0], filepath.Join(checkout, "bench")+" -> ") || filepath.Base(got) != peerBinName("bbolt") {
 			t.Errorf("locate = %q, builds %q; want one build in %s/bench", got, *builds, checkout)
 		}
-		if !strings.Contains(log.String(), "building "+peersBinName) {
+		if !strings.Contains(log.String(), "building "+peerBinName("bbolt")) {
 			t.Errorf("the build was not announced: %q", log.String())
 		}
 	})
@@ -99,7 +103,7 @@ func TestPeersLocatorOrder(t *testing.T) {
 		if err == nil || len(*builds) != 0 {
 			t.Fatalf("locate succeeded or built (%q) from a foreign module", *builds)
 		}
-		if !strings.Contains(err.Error(), "go build -o") || !strings.Contains(err.Error(), "--peers-bin") {
+		if !strings.Contains(err.Error(), "go build -o") || !strings.Contains(err.Error(), "--peers-dir") {
 			t.Errorf("the error does not say how to build it: %v", err)
 		}
 	})
@@ -221,5 +225,30 @@ func TestBuildOf(t *testing.T) {
 		if got := bench.BuildOf(tc.in); got != tc.want {
 			t.Errorf("BuildOf(%v) = %q, want %q", tc.in.Settings, got, tc.want)
 		}
+	}
+}
+
+// TestEachPeerRunsInItsOwnBinary: binFor gives each peer engine the binary
+// named after it in --peers-dir, and the retired --peers-bin (one binary
+// linking every peer) is refused with a pointer to --peers-dir.
+func TestEachPeerRunsInItsOwnBinary(t *testing.T) {
+	dir := t.TempDir()
+	for _, e := range []string{"bbolt", "pebble", "badger"} {
+		writeExecutable(t, filepath.Join(dir, peerBinName(e)))
+	}
+	var stderr bytes.Buffer
+	r, err := newBenchRunner(&stderr, benchFlags{peersDir: dir, dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	for _, e := range []string{"bbolt", "pebble", "badger"} {
+		got, err := r.binFor(e)
+		if want := filepath.Join(dir, peerBinName(e)); err != nil || got != want {
+			t.Errorf("binFor(%s) = %q, %v; want %q", e, got, err, want)
+		}
+	}
+	if _, err := newBenchRunner(&stderr, benchFlags{peersBin: "./strata-bench-peers"}); err == nil || !strings.Contains(err.Error(), "--peers-dir") {
+		t.Errorf("--peers-bin: %v, want it refused with a pointer to --peers-dir", err)
 	}
 }

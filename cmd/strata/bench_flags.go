@@ -43,7 +43,8 @@ type benchFlags struct {
 	dir          string
 	keep         bool
 	seed         uint64
-	peersBin     string
+	peersDir     string
+	peersBin     string // gone: refused with a pointer to --peers-dir
 	strataBin    string
 }
 
@@ -88,7 +89,9 @@ func (f *benchFlags) registerRunFlags(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.keep, "keep", false, "keep the engines' directories; a later run in the same --dir reuses data of the same rows, seed and engine options, loaded by any build (its results then say when the loading build was another)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the data and the request streams")
 	fl.StringVar(&f.strataBin, "strata-bin", "", "path of strata-bench-child, which runs Strata's engine without the strata binary's other code (default: next to strata, then $PATH, then built in a source checkout, else strata itself)")
-	fl.StringVar(&f.peersBin, "peers-bin", "", "path of strata-bench-peers (default: next to strata, then $PATH, then built from bench/ in a source checkout)")
+	fl.StringVar(&f.peersDir, "peers-dir", "", "directory of the peers' binaries strata-bench-bbolt, strata-bench-pebble and strata-bench-badger (default: next to strata, then $PATH, then built from bench/ in a source checkout)")
+	fl.StringVar(&f.peersBin, "peers-bin", "", "gone: see --peers-dir")
+	fl.MarkHidden("peers-bin")
 }
 
 // specTemplate is a RunSpec with everything but Engine, Workload and

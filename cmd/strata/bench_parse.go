@@ -63,8 +63,9 @@ func formatSize(b int64) string {
 	return fmt.Sprintf("%.1f %s", v, units[u])
 }
 
-// Engines strata bench knows. Strata runs in the strata binary itself; the
-// peers in strata-bench-peers, built from the bench/ module.
+// Engines strata bench knows. Strata runs in strata-bench-child (or the
+// strata binary itself); each peer in strata-bench-<engine>, built from the
+// bench/ module.
 var (
 	allEngines  = []string{"strata", "bbolt", "pebble", "badger"}
 	peerEngines = map[string]bool{"bbolt": true, "pebble": true, "badger": true}

@@ -5,9 +5,9 @@ import "time"
 // The parent (`strata bench`) runs each engine in its own child process so
 // that memory limits apply to one engine at a time. The child is
 // strata-bench-child (engine "strata"; the strata binary itself, `strata
-// bench-child`, where that is missing) or the peers binary built from the
-// bench/ module (`strata-bench-peers bench-child`, engines "bbolt",
-// "pebble", "badger"). All call RunChild.
+// bench-child`, where that is missing) or a peer's binary built from the
+// bench/ module (`strata-bench-bbolt bench-child`, and -pebble, -badger),
+// which links that engine alone. All call RunChild.
 //
 // Protocol: the parent writes one RunSpec as JSON on the child's stdin. The
 // child writes JSON lines (Event) on its stdout: progress events while it

@@ -1,4 +1,7 @@
-package peers
+// Package badgerpeer is the benchmark adapter of Badger (github.com/dgraph-io/badger/v4): it registers
+// the engine "badger" with internal/bench's registry from init. The binary
+// strata-bench-badger links it alone; see package peers.
+package badgerpeer
 
 import (
 	"bytes"
@@ -10,12 +13,23 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
 
+	"github.com/stratadb/strata/bench/peers"
 	"github.com/stratadb/strata/internal/bench"
 )
 
 func init() { bench.Register("badger", openBadger) }
 
-const badgerMemTable = 8 * mib
+// Module is the module path of the engine; Pinned its version in go.mod,
+// what Version reports when the binary carries no build information.
+const (
+	Module = "github.com/dgraph-io/badger/v4"
+	Pinned = "v4.9.6"
+)
+
+// Version is the version of the engine's module linked into this binary.
+func Version() string { return peers.ModuleVersion(Module, Pinned) }
+
+const badgerMemTable = 8 * peers.MiB
 
 // badgerEngine adapts Badger v4.
 //
@@ -70,7 +84,7 @@ var errBadgerClosed = errors.New("database is closed")
 func openBadger(cfg bench.Config) (bench.Engine, string, error) {
 	budget := cfg.CacheBytes
 	if budget <= 0 {
-		budget = defaultBudget
+		budget = peers.DefaultBudget
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, "", fmt.Errorf("badger: open: %w", err)
@@ -86,9 +100,9 @@ func openBadger(cfg bench.Config) (bench.Engine, string, error) {
 		return nil, "", fmt.Errorf("badger: open: %w", err)
 	}
 	desc := fmt.Sprintf("badger %s: block cache %s (whole budget; no index cache: v4 uses it only for encrypted tables), memtable %s x%d, compression %s (default), values inline (ValueThreshold %s), sstables and their indexes via mmap (OS page cache beyond the budget), conflict detection off, SyncWrites off with db.Sync after a sync commit%s",
-		ModuleVersion(badgerModule, badgerPinned), sizeString(budget),
-		sizeString(badgerMemTable), opts.NumMemtables, badgerCompression(opts.Compression),
-		sizeString(opts.ValueThreshold), codecNote(cfg.Codec))
+		Version(), peers.SizeString(budget),
+		peers.SizeString(badgerMemTable), opts.NumMemtables, badgerCompression(opts.Compression),
+		peers.SizeString(opts.ValueThreshold), peers.CodecNote(cfg.Codec))
 	return &badgerEngine{db: db, opts: opts, dir: cfg.Dir}, desc, nil
 }
 
@@ -312,7 +326,7 @@ func (e *badgerEngine) Metrics() map[string]float64 {
 	lsm, vlog := db.Size()
 	out["disk.lsm_bytes"] = float64(lsm) // Badger refreshes these once a minute
 	out["disk.vlog_bytes"] = float64(vlog)
-	if n, err := allocatedBytes(e.dir); err == nil {
+	if n, err := peers.AllocatedBytes(e.dir); err == nil {
 		out["disk.allocated_bytes"] = float64(n)
 	}
 	return out

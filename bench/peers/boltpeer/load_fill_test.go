@@ -1,6 +1,7 @@
-package peers
+package boltpeer
 
 import (
+	"fmt"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,7 +17,10 @@ import (
 // point reads a second at 0.5× the memory).
 func TestBoltLoadFillsPages(t *testing.T) {
 	dir := t.TempDir()
-	e := open(t, "bbolt", testConfig(dir))
+	e, _, err := openBolt(bench.Config{Dir: dir, CacheBytes: 8 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
 	la, ok := e.(bench.LoadApplier)
 	if !ok {
 		t.Fatal("bbolt does not implement bench.LoadApplier")
@@ -25,8 +29,9 @@ func TestBoltLoadFillsPages(t *testing.T) {
 	var data int64
 	var ops []bench.Op
 	for i := 0; i < 50000; i++ {
-		ops = append(ops, bench.Op{Key: key(i), Value: value})
-		data += int64(len(key(i)) + len(value))
+		key := fmt.Appendf(nil, "key%06d", i)
+		ops = append(ops, bench.Op{Key: key, Value: value})
+		data += int64(len(key) + len(value))
 		if len(ops) == 1000 {
 			if err := la.ApplyLoad(ops); err != nil {
 				t.Fatal(err)

@@ -1,4 +1,7 @@
-package peers
+// Package pebblepeer is the benchmark adapter of Pebble (github.com/cockroachdb/pebble/v2): it registers
+// the engine "pebble" with internal/bench's registry from init. The binary
+// strata-bench-pebble links it alone; see package peers.
+package pebblepeer
 
 import (
 	"errors"
@@ -8,14 +11,25 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/stratadb/strata/bench/peers"
 	"github.com/stratadb/strata/internal/bench"
 )
 
 func init() { bench.Register("pebble", openPebble) }
 
+// Module is the module path of the engine; Pinned its version in go.mod,
+// what Version reports when the binary carries no build information.
+const (
+	Module = "github.com/cockroachdb/pebble/v2"
+	Pinned = "v2.1.7"
+)
+
+// Version is the version of the engine's module linked into this binary.
+func Version() string { return peers.ModuleVersion(Module, Pinned) }
+
 // pebbleMemTable is the memtable size (Pebble's own default too, stated
 // explicitly so that a change of default does not change the benchmark).
-const pebbleMemTable = 4 * mib
+const pebbleMemTable = 4 * peers.MiB
 
 // pebbleEngine adapts Pebble v2.
 //
@@ -54,7 +68,7 @@ func (quietLogger) Fatalf(format string, args ...any) {
 func openPebble(cfg bench.Config) (bench.Engine, string, error) {
 	budget := cfg.CacheBytes
 	if budget <= 0 {
-		budget = defaultBudget
+		budget = peers.DefaultBudget
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, "", fmt.Errorf("pebble: open: %w", err)
@@ -75,8 +89,8 @@ func openPebble(cfg bench.Config) (bench.Engine, string, error) {
 		return nil, "", fmt.Errorf("pebble: open: %w", err)
 	}
 	desc := fmt.Sprintf("pebble %s: block cache %s (whole budget), memtable %s, compression %s (default), format %d (newest), WAL on%s",
-		ModuleVersion(pebbleModule, pebblePinned), sizeString(budget), sizeString(pebbleMemTable),
-		compressionName(opts), pebble.FormatNewest, codecNote(cfg.Codec))
+		Version(), peers.SizeString(budget), peers.SizeString(pebbleMemTable),
+		compressionName(opts), pebble.FormatNewest, peers.CodecNote(cfg.Codec))
 	return &pebbleEngine{db: db, dir: cfg.Dir}, desc, nil
 }
 
@@ -230,7 +244,7 @@ func (e *pebbleEngine) Metrics() map[string]float64 {
 	if t := c.hits + c.misses; t > 0 {
 		out["block_cache.hit_ratio"] = float64(c.hits) / float64(t)
 	}
-	if n, err := allocatedBytes(e.dir); err == nil {
+	if n, err := peers.AllocatedBytes(e.dir); err == nil {
 		out["disk.allocated_bytes"] = float64(n)
 	}
 	return out

@@ -1,4 +1,7 @@
-package peers
+// Package boltpeer is the benchmark adapter of bbolt (go.etcd.io/bbolt): it registers
+// the engine "bbolt" with internal/bench's registry from init. The binary
+// strata-bench-bbolt links it alone; see package peers.
+package boltpeer
 
 import (
 	"bytes"
@@ -10,10 +13,21 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/stratadb/strata/bench/peers"
 	"github.com/stratadb/strata/internal/bench"
 )
 
 func init() { bench.Register("bbolt", openBolt) }
+
+// Module is the module path of the engine; Pinned its version in go.mod,
+// what Version reports when the binary carries no build information.
+const (
+	Module = "go.etcd.io/bbolt"
+	Pinned = "v1.5.0"
+)
+
+// Version is the version of the engine's module linked into this binary.
+func Version() string { return peers.ModuleVersion(Module, Pinned) }
 
 var boltBucket = []byte("bench")
 
@@ -81,7 +95,7 @@ func openBolt(cfg bench.Config) (bench.Engine, string, error) {
 		fill = cfg.FillFactor
 	}
 	desc := fmt.Sprintf("bbolt %s: no cache of its own (mmap and the OS page cache; cache budget %s ignored), page size %d, compression: none, freelist %s; load filled %d%% (FillPercent), later splits bbolt's default; commits with sync fsync pages then meta (NoSync off), load commits with NoSync then db.Sync",
-		ModuleVersion(bboltModule, bboltPinned), sizeString(cfg.CacheBytes), db.Info().PageSize, freelist, fill)
+		Version(), peers.SizeString(cfg.CacheBytes), db.Info().PageSize, freelist, fill)
 	return &boltEngine{db: db, dir: cfg.Dir, loadFill: float64(fill) / 100}, desc, nil
 }
 
@@ -223,7 +237,7 @@ func (e *boltEngine) Metrics() map[string]float64 {
 		"tx.spills":              float64(s.TxStats.GetSpill() - b.TxStats.GetSpill()),
 		"tx.write_seconds":       (s.TxStats.GetWriteTime() - b.TxStats.GetWriteTime()).Seconds(),
 	}
-	if n, err := allocatedBytes(e.dir); err == nil {
+	if n, err := peers.AllocatedBytes(e.dir); err == nil {
 		m["disk.allocated_bytes"] = float64(n)
 	}
 	return m

@@ -1,4 +1,4 @@
-package peers
+package peertest
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // registrations (Strata's own, if linked in) are tested by their owners.
 func peerEngines(t *testing.T) []string {
 	t.Helper()
-	ours := Versions()
+	ours := versions()
 	var names []string
 	for _, name := range bench.Engines() {
 		if _, ok := ours[name]; ok {

@@ -1,0 +1,26 @@
+// Command strata-bench-badger is the bench child of Badger: `strata bench` runs
+// it as
+//
+//	strata-bench-badger bench-child
+//
+// with a bench.RunSpec on stdin and reads JSON events from its stdout (see
+// internal/bench/protocol.go). Run without arguments, or as
+// `strata-bench-badger engines`, it prints its engine and version.
+//
+// It links Badger and no other peer (see package peers), and it is built
+// from its own module (github.com/stratadb/strata/bench), so that Strata's
+// module does not depend on the peers:
+//
+//	cd bench && go build ./cmd/strata-bench-badger
+package main
+
+import (
+	"os"
+
+	"github.com/stratadb/strata/bench/peers"
+	"github.com/stratadb/strata/bench/peers/badgerpeer"
+)
+
+func main() {
+	os.Exit(peers.Main("strata-bench-badger", "badger", badgerpeer.Version(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
