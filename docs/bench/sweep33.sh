@@ -1,0 +1,27 @@
+#!/bin/bash
+# docs/BENCHMARKS.md, thirty-third session: issue 9's sweep after two harness fixes: each peer runs
+# in a binary that links it alone (strata-bench-bbolt, -pebble: the one peers binary was 12 MiB more
+# resident, charged to the engine measured), and Strata's allowance beyond its cache for reads is
+# its measured need, 16 MiB (it was 24: peak RSS stayed 7-15 MiB under the 64 MiB limit).
+# Same settings as sweep32.sh otherwise (2 threads, 64 MiB limit, 4 KiB pages), on sweep32.sh's
+# stores (LOADS, default /tmp/s32/loads; bbolt loaded full). Run from a directory holding strata,
+# strata-bench-child, strata-bench-bbolt and strata-bench-pebble of one revision;
+# docs/bench/sweep-goals.py *.json prints the tables.
+L=${LOADS:-/tmp/s32/loads}
+mkdir -p $L/d-sysbench $L/d-events
+S="./strata bench sweep --param table-size --strata-bin ./strata-bench-child --peers-dir . \
+   --mem-limit 64MiB --cache 32MiB --strata-cache fill --strata-overhead 16MiB --warmup 10s --duration 5s --keep \
+   --strata-page-size 4KiB"
+V="--values 0.25x,0.5x,1x,1.5x,2x,4x,8x"
+run() { name=$1; shift; echo "$(date -u +%H:%M:%S) start $name" >> progress; $S "$@" --json $name.json --plot $name.png > $name.txt 2> $name.err; echo "$(date -u +%H:%M:%S) end $name rc=$?" >> progress; }
+P="--engine strata,bbolt,pebble --strata-r auto"
+for dist in uniform special; do
+  run s33-sysbench-point-$dist $P $V --dir $L/d-sysbench --dataset sysbench --workload oltp_point_select --distribution $dist
+  run s33-events-point-$dist $P $V --dir $L/d-events --dataset events --workload oltp_point_select --distribution $dist
+done
+run s33-sysbench-ro-uniform $P $V --dir $L/d-sysbench --dataset sysbench --workload oltp_read_only --distribution uniform
+# auto beside fixed R where R matters (the data beyond the frames)
+F="--engine strata --strata-r auto,0,0.25,0.5,0.75,0.95 --values 1.5x,4x"
+run s33-sysbench-fixed-r $F --dir $L/d-sysbench --dataset sysbench --workload oltp_point_select --distribution uniform
+run s33-events-fixed-r $F --dir $L/d-events --dataset events --workload oltp_point_select --distribution uniform
+touch S33DONE
