@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -36,6 +37,12 @@ import (
 //   - a rename is atomic, but the crash image shows the old name until the
 //     new name's directory is synced (and the old name still exists until
 //     the old directory is synced too).
+//
+// A File.Sync that fails (by injection) loses the file's dirty bytes as a
+// failed fsync does on Linux: they stay readable until the crash, but a
+// later successful Sync does not make them durable, and a crash image
+// shows the durable bytes in their place; see mem_failedsync.go, and
+// NotIssuedError for injected failures that stand for a process death.
 //
 // Crash and CrashClone compute the state a crash would leave, in one of two
 // CrashModes; see CrashMode for the exact model of each.
@@ -106,6 +113,9 @@ type memNode struct {
 	data   []byte
 	synced []byte
 	shared bool
+	// lost holds the spans of data that a failed Sync marked clean without
+	// writing them (see mem_failedsync.go), sorted and disjoint.
+	lost []span
 
 	// Directories: current entries, and durable entries as of the last
 	// SyncDir.
@@ -138,6 +148,7 @@ func (n *memNode) resize(size int64) {
 	old := int64(len(n.data))
 	if size <= old {
 		n.data = n.data[:size]
+		n.unlose(size, old)
 		return
 	}
 	n.cow(old)
@@ -163,6 +174,7 @@ func (n *memNode) writeAt(p []byte, off int64) {
 		n.resize(end)
 	}
 	copy(n.data[off:], p)
+	n.unlose(off, off+int64(len(p)))
 	n.modTime = time.Now()
 }
 
@@ -359,6 +371,7 @@ func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode, opts OpenOptio
 		// like any other until the next Sync.
 		node.data = nil
 		node.shared = false
+		node.lost = nil
 		node.modTime = time.Now()
 	}
 	return &memFile{
@@ -729,8 +742,10 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// Sync implements File: the file's current contents become durable. Its
-// directory entry does not (see MemFS).
+// Sync implements File: the file's current contents become durable, except
+// bytes that an earlier failed Sync lost (see MemFS). Its directory entry
+// does not. A Sync failed by the injector loses the file's dirty bytes, as
+// a failed fsync does on Linux, unless its error wraps ErrNotIssued.
 func (f *memFile) Sync() error {
 	m := f.fs
 	m.mu.Lock()
@@ -740,12 +755,20 @@ func (f *memFile) Sync() error {
 		return cerr
 	}
 	defer m.mutated()
+	n := f.node
 	if ierr != nil {
+		if !errors.Is(ierr, ErrNotIssued) {
+			n.loseDirty()
+		}
 		return ierr
 	}
-	n := f.node
-	n.synced = n.data[:len(n.data):len(n.data)]
-	n.shared = true
+	if len(n.lost) > 0 {
+		n.synced = n.diskData()
+		n.shared = false
+	} else {
+		n.synced = n.data[:len(n.data):len(n.data)]
+		n.shared = true
+	}
 	return nil
 }
 

@@ -130,7 +130,7 @@ func (m *MemFS) crashImage(mode CrashMode, rng *rand.Rand) *memNode {
 		}
 		var data []byte
 		if mode == CrashTorn {
-			data = tornContents(n.data, n.synced, rng)
+			data = tornContents(n.diskData(), n.synced, rng)
 		} else {
 			data = slices.Clone(n.synced)
 		}

@@ -849,3 +849,82 @@ func TestOpString(t *testing.T) {
 		t.Errorf("CrashTorn.String() = %q", s)
 	}
 }
+
+// TestMemFailedSyncLosesDirtyBytes: bytes dirty when a Sync fails are
+// marked clean, as Linux does after an fsync error: readable until the
+// crash, not written by a later successful Sync, gone after the crash.
+// Bytes written after the failure are written by that Sync.
+func TestMemFailedSyncLosesDirtyBytes(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	must(t, m.SyncDir("/"))
+	writeAt(t, f, "durable!", 0)
+	must(t, f.Sync())
+	writeAt(t, f, "XY", 2)        // overwrite of durable bytes
+	writeAt(t, f, "+appended", 8) // growth
+	m.SetInjector(InjectAfter(0, OpSync))
+	if err := f.Sync(); !errors.Is(err, ErrInjected) {
+		t.Fatalf("sync: %v", err)
+	}
+	m.SetInjector(nil)
+	if got := contents(t, m, "f"); got != "duXYble!+appended" {
+		t.Fatalf("read after the failed sync: %q", got)
+	}
+	writeAt(t, f, "Z", 10) // dirties one lost byte again
+	must(t, f.Sync())      // succeeds, writing only that byte
+	if got := contents(t, m, "f"); got != "duXYble!+aZpended" {
+		t.Fatalf("read after the successful sync: %q", got)
+	}
+	want := "durable!\x00\x00Z\x00\x00\x00\x00\x00\x00"
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != want {
+		t.Fatalf("crash image %q, want %q", got, want)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		if got := contents(t, m.CrashClone(CrashTorn, rng), "f"); got != want {
+			t.Fatalf("torn crash image %q, want %q: nothing is unsynced", got, want)
+		}
+	}
+	// A rewrite of all of it makes it durable again.
+	writeAt(t, f, "duXYble!+appended", 0)
+	must(t, f.Sync())
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != "duXYble!+appended" {
+		t.Fatalf("after a rewrite and sync: %q", got)
+	}
+}
+
+// TestMemFailedSyncNotIssued: a Sync failed with NotIssuedError stands for
+// a process death before the fsync, which loses nothing from the cache.
+func TestMemFailedSyncNotIssued(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	must(t, m.SyncDir("/"))
+	writeAt(t, f, "data", 0)
+	m.SetInjector(func(op Op, path string) error { return NotIssuedError(op, path) })
+	if err := f.Sync(); !errors.Is(err, ErrInjected) || !errors.Is(err, ErrNotIssued) {
+		t.Fatalf("sync: %v", err)
+	}
+	m.SetInjector(nil)
+	must(t, f.Sync())
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != "data" {
+		t.Fatalf("crash image %q, want data", got)
+	}
+}
+
+// TestMemFailedSyncThenTruncate: truncating below lost bytes forgets them;
+// growing back gives zeros that a Sync writes.
+func TestMemFailedSyncThenTruncate(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	must(t, m.SyncDir("/"))
+	writeAt(t, f, "abcdef", 0)
+	m.SetInjector(InjectAfter(0, OpSync))
+	_ = f.Sync()
+	m.SetInjector(nil)
+	must(t, f.Truncate(3))
+	writeAt(t, f, "XYZ", 3)
+	must(t, f.Sync())
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != "\x00\x00\x00XYZ" {
+		t.Fatalf("crash image %q", got)
+	}
+}
