@@ -23,7 +23,8 @@ import (
 // makes the current contents (data and size) durable. Directory entries are
 // separate: creating, renaming or removing a file or directory changes the
 // current namespace at once, but the change becomes durable only when
-// SyncDir is called on the directory that holds the entry. The durable
+// SyncDir is called on the directory that holds the entry (CrashNamespace
+// images may keep it anyway, as ext4's journal would; see mem_journal.go). The durable
 // namespace of a directory is a snapshot of its entries as of its last
 // SyncDir, each entry naming a file or directory node (not a copy of it: a
 // node's own contents keep their own durability). This is what POSIX
@@ -44,7 +45,7 @@ import (
 // shows the durable bytes in their place; see mem_failedsync.go, and
 // NotIssuedError for injected failures that stand for a process death.
 //
-// Crash and CrashClone compute the state a crash would leave, in one of two
+// Crash and CrashClone compute the state a crash would leave, in one of the
 // CrashModes; see CrashMode for the exact model of each.
 //
 // # Paths
@@ -94,6 +95,10 @@ type MemFS struct {
 	// crashed: the crash point was reached; every operation fails and the
 	// tree is frozen as it was at that instant.
 	crashed bool
+
+	// journal lists the namespace operations not yet known durable, in
+	// order (see mem_journal.go).
+	journal []nsOp
 }
 
 // memNode is a file or a directory. Handles and directory entries (current
@@ -365,14 +370,16 @@ func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode, opts OpenOptio
 	case !ok:
 		node = &memNode{perm: perm.Perm(), modTime: time.Now()}
 		parent.children[base] = node
+		m.logEntries(nsChange{parent, base, node})
 	}
 	if flag&os.O_TRUNC != 0 && writable && len(node.data) > 0 {
 		// The durable contents are untouched: a truncation is a change
-		// like any other until the next Sync.
+		// like any other until the next Sync (or a journal commit).
 		node.data = nil
 		node.shared = false
 		node.lost = nil
 		node.modTime = time.Now()
+		m.logTruncate(node, 0)
 	}
 	return &memFile{
 		fs:       m,
@@ -409,6 +416,7 @@ func (m *MemFS) Remove(name string) error {
 		return &os.PathError{Op: "remove", Path: name, Err: syscall.ENOTEMPTY}
 	}
 	delete(parent.children, base)
+	m.logEntries(nsChange{parent, base, nil})
 	return nil
 }
 
@@ -470,6 +478,7 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	}
 	delete(oldParent.children, oldBase)
 	newParent.children[newBase] = node
+	m.logEntries(nsChange{oldParent, oldBase, nil}, nsChange{newParent, newBase, node})
 	return nil
 }
 
@@ -496,6 +505,7 @@ func (m *MemFS) MkdirAll(dir string, perm os.FileMode) error {
 		if !ok {
 			next = newDirNode(perm)
 			d.children[c] = next
+			m.logEntries(nsChange{d, c, next})
 		} else if !next.dir {
 			return &os.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 		}
@@ -578,6 +588,7 @@ func (m *MemFS) SyncDir(dir string) error {
 		return err
 	}
 	d.syncedChildren = maps.Clone(d.children)
+	m.journalDirSynced(d)
 	return nil
 }
 
@@ -610,7 +621,9 @@ func (m *MemFS) Lock(name string) (io.Closer, error) {
 		return nil, fmt.Errorf("%w: %s", ErrLocked, name)
 	}
 	if !ok {
-		parent.children[base] = &memNode{perm: 0o644, modTime: time.Now()}
+		node = &memNode{perm: 0o644, modTime: time.Now()}
+		parent.children[base] = node
+		m.logEntries(nsChange{parent, base, node})
 	}
 	m.locks[key] = true
 	return &memLock{fs: m, key: key, name: name, gen: m.gen}, nil
@@ -769,6 +782,7 @@ func (f *memFile) Sync() error {
 		n.synced = n.data[:len(n.data):len(n.data)]
 		n.shared = true
 	}
+	m.journalFileSynced(n)
 	return nil
 }
 
@@ -790,6 +804,7 @@ func (f *memFile) Truncate(size int64) error {
 	}
 	f.node.resize(size)
 	f.node.modTime = time.Now()
+	m.logTruncate(f.node, size)
 	return nil
 }
 

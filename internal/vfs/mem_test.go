@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -926,5 +927,202 @@ func TestMemFailedSyncThenTruncate(t *testing.T) {
 	must(t, f.Sync())
 	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != "\x00\x00\x00XYZ" {
 		t.Fatalf("crash image %q", got)
+	}
+}
+
+// images collects the distinct crash images of m over n seeds.
+func images(t *testing.T, m *MemFS, mode CrashMode, n int) map[string]bool {
+	t.Helper()
+	seen := map[string]bool{}
+	for i := range n {
+		seen[image(t, m.CrashClone(mode, rand.New(rand.NewPCG(uint64(i), 17))))] = true
+	}
+	return seen
+}
+
+func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
+
+// TestMemUnsyncedRenameMaySurvive: with CrashNamespace an unsynced rename
+// survives for some seeds and not for others, atomically; without it, it
+// never does.
+func TestMemUnsyncedRenameMaySurvive(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "tmp")
+	writeAt(t, f, "v2", 0)
+	must(t, f.Sync())
+	must(t, m.SyncDir("/"))
+	must(t, m.Rename("tmp", "current"))
+
+	before, after := "/tmp = \"v2\"\n", "/current = \"v2\"\n"
+	if got := sortedKeys(images(t, m, CrashDropUnsynced|CrashNamespace, 50)); !slices.Equal(got, []string{after, before}) {
+		t.Fatalf("images %q, want the rename lost and kept", got)
+	}
+	if got := sortedKeys(images(t, m, CrashDropUnsynced, 1)); !slices.Equal(got, []string{before}) {
+		t.Fatalf("without CrashNamespace: images %q", got)
+	}
+	// Which one is a function of the seed.
+	a := image(t, m.CrashClone(CrashStrict, rand.New(rand.NewPCG(9, 9))))
+	b := image(t, m.CrashClone(CrashStrict, rand.New(rand.NewPCG(9, 9))))
+	if a != b {
+		t.Fatal("same seed, different images")
+	}
+	// Once the directory is synced, the rename is durable for every seed.
+	must(t, m.SyncDir("/"))
+	if got := sortedKeys(images(t, m, CrashDropUnsynced|CrashNamespace, 20)); !slices.Equal(got, []string{after}) {
+		t.Fatalf("after SyncDir: images %q", got)
+	}
+}
+
+// TestMemNamespacePrefixInOrder: the unsynced operations that survive are
+// a prefix of them, in order; a created file that was never synced
+// survives empty.
+func TestMemNamespacePrefixInOrder(t *testing.T) {
+	m := NewMem()
+	must(t, m.MkdirAll("d", 0o755))
+	writeAt(t, create(t, m, "d/a"), "never synced", 0)
+	must(t, m.Rename("d/a", "d/b"))
+	must(t, m.Remove("d/b"))
+	want := []string{
+		"",
+		"/d/\n",
+		"/d/\n/d/a = \"\"\n",
+		"/d/\n/d/b = \"\"\n",
+	}
+	got := sortedKeys(images(t, m, CrashDropUnsynced|CrashNamespace, 200))
+	if !slices.Equal(got, want) {
+		t.Fatalf("images %q, want %q", got, want)
+	}
+}
+
+// TestMemSyncDirSettlesJournal: operations on a directory before its
+// SyncDir are settled by it; a removal after a creation cannot be undone
+// by replaying the creation.
+func TestMemSyncDirSettlesJournal(t *testing.T) {
+	m := NewMem()
+	create(t, m, "x")
+	must(t, m.Remove("x"))
+	must(t, m.SyncDir("/"))
+	create(t, m, "y")
+	got := sortedKeys(images(t, m, CrashDropUnsynced|CrashNamespace, 50))
+	if want := []string{"", "/y = \"\"\n"}; !slices.Equal(got, want) {
+		t.Fatalf("images %q, want %q", got, want)
+	}
+}
+
+// TestMemUnsyncedTruncateMaySurvive: a truncation not followed by a Sync
+// may survive with CrashNamespace (the file cut, or extended with zeros).
+func TestMemUnsyncedTruncateMaySurvive(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	writeAt(t, f, "abcdef", 0)
+	must(t, f.Sync())
+	must(t, m.SyncDir("/"))
+	must(t, f.Truncate(2))
+	must(t, f.Truncate(8))
+	got := sortedKeys(images(t, m, CrashDropUnsynced|CrashNamespace, 100))
+	want := []string{`/f = "ab"` + "\n", `/f = "ab\x00\x00\x00\x00\x00\x00"` + "\n", `/f = "abcdef"` + "\n"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("images %q, want %q", got, want)
+	}
+	must(t, f.Sync()) // the size is durable: the journal forgets the truncations
+	if len(m.journal) != 0 {
+		t.Fatalf("journal holds %d entries after the file's Sync", len(m.journal))
+	}
+}
+
+// TestMemScatter: with CrashScatter the unsynced sectors of a file persist
+// in any order: an image can have a later sector new and an earlier one
+// old. Every sector is all old or all new except at most one torn one.
+func TestMemScatter(t *testing.T) {
+	const sectors = 6
+	m := NewMem()
+	f := create(t, m, "f")
+	must(t, m.SyncDir("/"))
+	writeAt(t, f, string(bytes.Repeat([]byte("D"), sectors*tornSector)), 0)
+	must(t, f.Sync())
+	writeAt(t, f, string(bytes.Repeat([]byte("C"), sectors*tornSector)), 0)
+	rng := rand.New(rand.NewPCG(1, 3))
+	var outOfOrder, allOld, allNew bool
+	for range 500 {
+		got := []byte(contents(t, m.CrashClone(CrashTorn|CrashScatter, rng), "f"))
+		if len(got) != sectors*tornSector {
+			t.Fatalf("size %d", len(got))
+		}
+		var mixed int
+		var kinds []byte
+		for s := 0; s < sectors; s++ {
+			sec := got[s*tornSector : (s+1)*tornSector]
+			switch {
+			case bytes.Count(sec, []byte("C")) == tornSector:
+				kinds = append(kinds, 'C')
+			case bytes.Count(sec, []byte("D")) == tornSector:
+				kinds = append(kinds, 'D')
+			default:
+				// Torn: new bytes up to an offset, old after.
+				k := bytes.IndexByte(sec, 'D')
+				if bytes.Count(sec[:k], []byte("C")) != k || bytes.Count(sec[k:], []byte("D")) != len(sec)-k {
+					t.Fatalf("sector %d is neither old, new, nor torn at one offset", s)
+				}
+				mixed++
+				kinds = append(kinds, 'T')
+			}
+		}
+		if mixed > 1 {
+			t.Fatalf("%d torn sectors", mixed)
+		}
+		if i, j := bytes.IndexByte(kinds, 'D'), bytes.LastIndexByte(kinds, 'C'); i >= 0 && j > i {
+			outOfOrder = true
+		}
+		allOld = allOld || string(kinds) == "DDDDDD"
+		allNew = allNew || string(kinds) == "CCCCCC"
+	}
+	if !outOfOrder || !allOld || !allNew {
+		t.Fatalf("out of order %v, all old %v, all new %v; want all", outOfOrder, allOld, allNew)
+	}
+	// The plain torn model never persists a later sector without the
+	// earlier ones.
+	for range 500 {
+		got := []byte(contents(t, m.CrashClone(CrashTorn, rng), "f"))
+		if i, j := bytes.IndexByte(got, 'D'), bytes.LastIndexByte(got, 'C'); i >= 0 && j > i {
+			t.Fatal("CrashTorn persisted a change after an unpersisted one")
+		}
+	}
+}
+
+// TestMemScatterGrowth: a grown file's size lands anywhere between its
+// durable and current sizes, never-written bytes read as zeros or, in one
+// torn sector, garbage, and the durable prefix is intact.
+func TestMemScatterGrowth(t *testing.T) {
+	m := NewMem()
+	f := create(t, m, "f")
+	must(t, m.SyncDir("/"))
+	writeAt(t, f, "durable", 0)
+	must(t, f.Sync())
+	writeAt(t, f, string(bytes.Repeat([]byte("n"), 3*tornSector)), 7)
+	rng := rand.New(rand.NewPCG(2, 2))
+	sizes := map[int]bool{}
+	for range 300 {
+		got := []byte(contents(t, m.CrashClone(CrashStrict, rng), "f"))
+		if len(got) < 7 || len(got) > 7+3*tornSector || string(got[:7]) != "durable" {
+			t.Fatalf("image of %d bytes starting %q", len(got), got[:min(7, len(got))])
+		}
+		sizes[len(got)] = true
+	}
+	if len(sizes) < 50 {
+		t.Fatalf("only %d distinct sizes", len(sizes))
+	}
+}
+
+func TestCrashModeString(t *testing.T) {
+	for mode, want := range map[CrashMode]string{
+		CrashDropUnsynced:                  "drop-unsynced",
+		CrashTorn:                          "torn",
+		CrashDropUnsynced | CrashNamespace: "drop-unsynced+namespace",
+		CrashStrict:                        "torn+namespace+scatter",
+		CrashMode(8):                       "CrashMode(8)",
+	} {
+		if got := mode.String(); got != want {
+			t.Errorf("%d: %q, want %q", int(mode), got, want)
+		}
 	}
 }
