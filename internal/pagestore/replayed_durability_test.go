@@ -86,8 +86,9 @@ func killStore(t *testing.T, s *Store) {
 // storeWithUnsyncedWrites leaves in a memory file system a store whose
 // pages 0–2 were synced at version 1 and written at version 2 (enough to
 // seal and write buffers), and whose process died inside the Sync after,
-// between the segment write and its fsync (modelled by failing the fsync,
-// then abandoning the store).
+// between the segment write and its fsync (modelled by failing the fsync
+// with vfs.NotIssuedError, which loses no cached data, as a process death
+// does not; then abandoning the store).
 func storeWithUnsyncedWrites(t *testing.T) (*vfs.MemFS, Options) {
 	t.Helper()
 	fs := vfs.NewMem()
@@ -105,7 +106,7 @@ func storeWithUnsyncedWrites(t *testing.T) (*vfs.MemFS, Options) {
 		if ver == 2 {
 			fs.SetInjector(func(op vfs.Op, path string) error {
 				if op == vfs.OpSync {
-					return vfs.InjectedError(op, path)
+					return vfs.NotIssuedError(op, path) // a process death: the cache keeps the writes
 				}
 				return nil
 			})
@@ -155,8 +156,9 @@ func TestReplayedRecordsSyncedBeforeCheckpoint(t *testing.T) {
 
 // storeWithUnsyncedCleaning leaves in a memory file system a store whose
 // cleaning pass wrote its map-log delta and died before the delta's sync
-// (modelled by failing it, then abandoning the store): recovery applies
-// the delta and finds the pass's victims obsolete.
+// (modelled by failing it with vfs.NotIssuedError, then abandoning the
+// store): recovery applies the delta and finds the pass's victims
+// obsolete.
 func storeWithUnsyncedCleaning(t *testing.T) (*vfs.MemFS, Options) {
 	t.Helper()
 	fs := vfs.NewMem()
@@ -185,7 +187,7 @@ func storeWithUnsyncedCleaning(t *testing.T) (*vfs.MemFS, Options) {
 	}
 	fs.SetInjector(func(op vfs.Op, path string) error {
 		if op == vfs.OpSync && strings.HasSuffix(path, mapLogName) {
-			return vfs.InjectedError(op, path)
+			return vfs.NotIssuedError(op, path) // a process death: the cache keeps the writes
 		}
 		return nil
 	})
