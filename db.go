@@ -223,9 +223,14 @@ func Open(dir string, o *Options) (*DB, error) {
 	fs := opts.fs
 	names, err := fs.List(dir)
 	// A creation that crashed before the store's first checkpoint leaves
-	// only its lock file (and perhaps the checkpoint's temporary file):
-	// that directory is still new.
-	names = slices.DeleteFunc(names, func(n string) bool { return n == "LOCK" || n == "CHECKPOINT.tmp" || flashcache.IsMarker(n) })
+	// only its lock file, the store's map log (created empty before the
+	// first checkpoint, and written only after it), and perhaps the
+	// checkpoint's temporary file: that directory is still new. A
+	// non-empty map log without a CHECKPOINT is not a creation's.
+	names = slices.DeleteFunc(names, func(n string) bool {
+		return n == "LOCK" || n == "CHECKPOINT.tmp" || flashcache.IsMarker(n) ||
+			n == "MAPLOG" && isEmptyFile(fs, filepath.Join(dir, n))
+	})
 	exists := err == nil && len(names) > 0
 	if exists && !slices.Contains(names, "CHECKPOINT") {
 		return nil, fmt.Errorf("%w: %s holds files but no CHECKPOINT", ErrNotDatabase, dir)
@@ -275,6 +280,12 @@ func Open(dir string, o *Options) (*DB, error) {
 	go db.background()
 	go db.applier()
 	return db, nil
+}
+
+// isEmptyFile reports whether name is a file of zero bytes.
+func isEmptyFile(fs vfs.FS, name string) bool {
+	fi, err := fs.Stat(name)
+	return err == nil && !fi.IsDir() && fi.Size() == 0
 }
 
 func wrapOpenErr(dir string, err error) error {

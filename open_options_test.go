@@ -56,10 +56,14 @@ func TestOpenRefusesBadOptionsWithoutCreating(t *testing.T) {
 }
 
 // TestOpenAfterCrashedCreation: a process killed while it created the
-// database can leave only the lock file (or the checkpoint's temporary
-// file); Open treats that directory as new instead of "not a database".
+// database can leave only the lock file, the store's empty map log (or
+// the checkpoint's temporary file); Open treats that directory as new
+// instead of "not a database". The map log's entry can also survive a
+// power loss without the checkpoint's (ext4's journal keeps unsynced
+// creations: found by MemFS's CrashNamespace, TestCrashRecovery
+// seed3/op5).
 func TestOpenAfterCrashedCreation(t *testing.T) {
-	for _, leftovers := range [][]string{{"LOCK"}, {"LOCK", "CHECKPOINT.tmp"}} {
+	for _, leftovers := range [][]string{{"LOCK"}, {"LOCK", "CHECKPOINT.tmp"}, {"LOCK", "MAPLOG"}, {"LOCK", "MAPLOG", "CHECKPOINT.tmp"}} {
 		fs := vfs.NewMem()
 		if err := fs.MkdirAll("db", 0o755); err != nil {
 			t.Fatal(err)
@@ -79,6 +83,23 @@ func TestOpenAfterCrashedCreation(t *testing.T) {
 			t.Fatal(err)
 		}
 		db.Close()
+	}
+	// A map log with deltas is not a creation's: without its CHECKPOINT
+	// the directory is not taken for a new database.
+	fs := vfs.NewMem()
+	if err := fs.MkdirAll("db", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fs.OpenFile("db/MAPLOG", os.O_RDWR|os.O_CREATE, 0o644, vfs.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("delta"), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := Open("db", memOptions(fs)); !errors.Is(err, ErrNotDatabase) {
+		t.Fatalf("Open with a non-empty MAPLOG and no CHECKPOINT: %v, want ErrNotDatabase", err)
 	}
 }
 
