@@ -101,10 +101,7 @@ func TestCrashDuringConcurrentCheckpoints(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 8))
 		for i := 0; i < perSeed; i++ {
 			at := rng.IntN(total)
-			mode := vfs.CrashDropUnsynced
-			if i%2 == 1 {
-				mode = vfs.CrashTorn
-			}
+			mode := vfs.CrashModes[i%len(vfs.CrashModes)]
 			t.Run(fmt.Sprintf("seed%d/op%d/%v", seed, at, mode), func(t *testing.T) {
 				fs := vfs.NewMem()
 				fs.CrashAfterOps(at)

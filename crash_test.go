@@ -214,10 +214,7 @@ func atCrashPoints(t *testing.T, first, seeds uint64, perSeed, nops int, check f
 		rng := rand.New(rand.NewPCG(seed, 4))
 		for i := 0; i < perSeed; i++ {
 			at := rng.IntN(total)
-			mode := vfs.CrashDropUnsynced
-			if i%2 == 1 {
-				mode = vfs.CrashTorn
-			}
+			mode := vfs.CrashModes[i%len(vfs.CrashModes)]
 			points++
 			t.Run(fmt.Sprintf("seed%d/op%d/%v", seed, at, mode), func(t *testing.T) {
 				fs := vfs.NewMem()

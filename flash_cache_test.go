@@ -206,10 +206,7 @@ func TestFlashCacheCrashRecovery(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 6))
 		for i := range points / 3 {
 			at := rng.IntN(total)
-			mode := vfs.CrashDropUnsynced
-			if i%2 == 1 {
-				mode = vfs.CrashTorn
-			}
+			mode := vfs.CrashModes[i%len(vfs.CrashModes)]
 			t.Run(fmt.Sprintf("seed%d/op%d/%v", seed, at, mode), func(t *testing.T) {
 				fs := vfs.NewMem()
 				fs.CrashAfterOps(at)
@@ -267,7 +264,13 @@ func TestFlashCacheCrashWhileCreating(t *testing.T) {
 	create(dry)
 	total := dry.OpCount()
 	for at := 1; at <= total; at++ {
-		for _, mode := range []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn} {
+		// Not vfs.CrashStrict yet: a crash after the cache file's creation
+		// and its first (unsynced) superblock write, with the creation
+		// kept and the file's size but not its superblock sector, leaves a
+		// zero (or torn-garbage) file that checkOurs refuses as "not a
+		// Strata flash cache" (crash after 16 of 64 ops, seed (16, 7)):
+		// an open issue, see the report of the MemFS crash-model work.
+		for _, mode := range []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn, vfs.CrashDropUnsynced | vfs.CrashNamespace} {
 			fs := vfs.NewMem()
 			fs.CrashAfterOps(at)
 			create(fs)

@@ -249,7 +249,7 @@ func TestCrashConcurrentCommits(t *testing.T) {
 	var lost, durable int64
 	for p := range points {
 		mode := []SyncMode{SyncNever, SyncAlways}[p%2]
-		crash := []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn}[p/2%2]
+		crash := vfs.CrashModes[p/2%len(vfs.CrashModes)]
 		t.Run(fmt.Sprintf("point%d/%v/%v", p, mode, crash), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(p), 5))
 			fs := vfs.NewMem()

@@ -249,10 +249,7 @@ func TestCrashNeverStale(t *testing.T) {
 			continue // the scenario (its random path) ended before the crash point
 		}
 		crashes++
-		mode := vfs.CrashDropUnsynced
-		if n%2 == 1 {
-			mode = vfs.CrashTorn
-		}
+		mode := vfs.CrashModes[n%len(vfs.CrashModes)]
 		after := fs.CrashedClone(mode, rng)
 		if err := checkConsistent(t, after); err != nil {
 			t.Fatalf("crash after %d ops (%v): %v", n, mode, err)

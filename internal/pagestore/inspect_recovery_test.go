@@ -186,7 +186,7 @@ func TestInspectCrashPoints(t *testing.T) {
 		}
 		fs.CrashAfterOps(k)
 		run(s)
-		for _, mode := range []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn} {
+		for _, mode := range vfs.CrashModes {
 			img := fs.CrashedClone(mode, rand.New(rand.NewPCG(uint64(k), 5)))
 			checkAgainstOpen(t, img, opts(img), fmt.Sprintf("crash after %d of %d ops (%v)", k, total, mode)).Close()
 		}

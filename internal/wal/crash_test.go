@@ -64,7 +64,7 @@ func TestCrashRecovery(t *testing.T) {
 			crashAts = append(crashAts, crashAt)
 		}
 		for i, crashAt := range crashAts {
-			mode := []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn}[i%2]
+			mode := vfs.CrashModes[i%len(vfs.CrashModes)]
 			points++
 			double := i%3 == 0
 			if double {
@@ -127,7 +127,7 @@ func TestCrashConcurrent(t *testing.T) {
 	}()
 	for p := 0; p < points; p++ {
 		seed := uint64(p)
-		mode := []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn}[p%2]
+		mode := vfs.CrashModes[p%len(vfs.CrashModes)]
 		t.Run(fmt.Sprintf("point%d/%v", p, mode), func(t *testing.T) {
 			fs := vfs.NewMem()
 			opts := Options{FS: fs, SyncMode: SyncPeriodic, SyncInterval: 200 * time.Microsecond, FileSize: 2048}

@@ -379,7 +379,7 @@ func TestCrashPipeline(t *testing.T) {
 	var inFlight, lost int
 	for p := 0; p < points; p++ {
 		mode := []SyncMode{SyncAlways, SyncPeriodic, SyncNever}[p%3]
-		crash := []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn}[p/3%2]
+		crash := vfs.CrashModes[p/3%len(vfs.CrashModes)]
 		t.Run(fmt.Sprintf("point%d/%v/%v", p, mode, crash), func(t *testing.T) {
 			fs := vfs.NewMem()
 			opts := Options{FS: fs, SyncMode: mode, SyncInterval: 100 * time.Microsecond, FileSize: 4096}
