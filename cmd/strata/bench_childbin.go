@@ -87,6 +87,11 @@ func (l binLocator) locate() (string, error) {
 		if !isExecutableFile(l.flag) {
 			return "", fmt.Errorf("%s %s: not an executable file", l.flagName, l.flag)
 		}
+		// Absolute: a relative path without a slash ("--peers-dir ." gives
+		// "strata-bench-bbolt") would be looked up on $PATH when run.
+		if abs, err := filepath.Abs(l.flag); err == nil {
+			return abs, nil
+		}
 		return l.flag, nil
 	}
 	if l.exe != "" {

@@ -248,6 +248,17 @@ func TestEachPeerRunsInItsOwnBinary(t *testing.T) {
 			t.Errorf("binFor(%s) = %q, %v; want %q", e, got, err, want)
 		}
 	}
+	// A relative --peers-dir: the binaries are run by absolute path, not
+	// looked up on $PATH (a bare "strata-bench-bbolt" would be).
+	t.Chdir(dir)
+	r2, err := newBenchRunner(&stderr, benchFlags{peersDir: ".", dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.close()
+	if got, err := r2.binFor("bbolt"); err != nil || got != filepath.Join(dir, peerBinName("bbolt")) {
+		t.Errorf("--peers-dir .: binFor(bbolt) = %q, %v; want %q", got, err, filepath.Join(dir, peerBinName("bbolt")))
+	}
 	if _, err := newBenchRunner(&stderr, benchFlags{peersBin: "./strata-bench-peers"}); err == nil || !strings.Contains(err.Error(), "--peers-dir") {
 		t.Errorf("--peers-bin: %v, want it refused with a pointer to --peers-dir", err)
 	}

@@ -76,6 +76,9 @@ const (
 	maxStallCooldown = time.Second
 	// markerName is the marker file in the database's directory.
 	markerName = "FLASHCACHE"
+	// formattingName is the file in the database's directory that names a
+	// flash file Open found empty and is formatting (see Cache.load).
+	formattingName = "FLASHCACHE.formatting"
 )
 
 // Options configure a Cache.

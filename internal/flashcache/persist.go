@@ -101,6 +101,14 @@ func Open(opts Options) (*Cache, error) {
 	var head int
 	var headOff int64
 	err = c.checkOurs()
+	if errors.Is(err, ErrNotFlashCache) && c.wasFormatting() {
+		// A crash while this Open's predecessor formatted the file, which
+		// it had found empty: what the file holds is that format's torn
+		// first superblock, not another program's data. load formats it
+		// again and removes the note.
+		err = nil
+		c.resumeFormat = true
+	}
 	if errors.Is(err, ErrNotFlashCache) {
 		c.rd.close()
 		c.closeFiles()
@@ -190,6 +198,17 @@ func (c *Cache) load() (head int, headOff int64, err error) {
 	}
 	c.seed = crc32.Checksum(sb.id[:], castagnoli)
 	c.version.Store(sb.nextVersion)
+	if size == 0 {
+		// A crash while the new file's first superblock is written may
+		// leave the file created and sized but that superblock's sectors
+		// unwritten or torn (zeros, old bytes), which the next Open would
+		// refuse as not a flash cache (checkOurs). The database's
+		// directory says, durably, that this file was found empty and is
+		// being formatted, until the superblock and the file's size are.
+		if err := c.writeDBFile(formattingName, []byte(c.opts.Path)); err != nil {
+			return 0, 0, err
+		}
+	}
 	// In use from now on: a crash from here leaves state open, and the
 	// next Open starts cold.
 	if err := c.writeSuperblock(sb); err != nil {
@@ -199,6 +218,11 @@ func (c *Cache) load() (head int, headOff int64, err error) {
 		// Extended after its first superblock: a crash never leaves a file
 		// of ours without one, which the next Open would refuse (checkOurs).
 		if err := c.extend(size); err != nil {
+			return 0, 0, err
+		}
+	}
+	if size == 0 || c.resumeFormat {
+		if err := c.removeDBFile(formattingName); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -482,17 +506,49 @@ func (c *Cache) persist(state DBState) error {
 }
 
 // writeMarker replaces the marker in the database's directory durably.
-func (c *Cache) writeMarker(m marker) error {
+func (c *Cache) writeMarker(m marker) error { return c.writeDBFile(markerName, m.encode()) }
+
+// wasFormatting reports whether the database's directory says that an
+// earlier Open found the flash file at this Path empty and did not finish
+// formatting it.
+func (c *Cache) wasFormatting() bool {
+	if c.opts.DBFS == nil || c.opts.DBDir == "" {
+		return false
+	}
+	b, err := readFile(c.opts.DBFS, filepath.Join(c.opts.DBDir, formattingName))
+	return err == nil && string(b) == c.opts.Path
+}
+
+// removeDBFile removes the cache's file name from the database's
+// directory, durably; a missing file is not an error.
+func (c *Cache) removeDBFile(name string) error {
+	if c.opts.DBFS == nil || c.opts.DBDir == "" {
+		return nil
+	}
+	p := filepath.Join(c.opts.DBDir, name)
+	if err := c.opts.DBFS.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", p, err)
+	}
+	if err := c.opts.DBFS.SyncDir(c.opts.DBDir); err != nil {
+		return fmt.Errorf("sync %s: %w", c.opts.DBDir, err)
+	}
+	return nil
+}
+
+// writeDBFile replaces the cache's file name in the database's directory
+// with data, durably (a temporary file, synced, renamed, the directory
+// synced).
+func (c *Cache) writeDBFile(name string, data []byte) error {
 	if c.opts.DBFS == nil || c.opts.DBDir == "" {
 		return nil
 	}
 	dbfs, dir := c.opts.DBFS, c.opts.DBDir
-	tmp := filepath.Join(dir, markerName+".tmp")
+	tmp := filepath.Join(dir, name+".tmp")
 	f, err := dbfs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, vfs.OpenOptions{})
 	if err != nil {
 		return fmt.Errorf("create %s: %w", tmp, err)
 	}
-	if _, err = f.WriteAt(m.encode(), 0); err != nil {
+	if _, err = f.WriteAt(data, 0); err != nil {
 		err = fmt.Errorf("write %s: %w", tmp, err)
 	} else if err = f.Sync(); err != nil {
 		err = fmt.Errorf("sync %s: %w", tmp, err)
@@ -503,7 +559,7 @@ func (c *Cache) writeMarker(m marker) error {
 	if err != nil {
 		return err
 	}
-	if err := dbfs.Rename(tmp, filepath.Join(dir, markerName)); err != nil {
+	if err := dbfs.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("rename %s: %w", tmp, err)
 	}
 	if err := dbfs.SyncDir(dir); err != nil {
@@ -512,20 +568,30 @@ func (c *Cache) writeMarker(m marker) error {
 	return nil
 }
 
-// Detach removes the cache's marker from the database's directory, so no
-// flash file is trusted afterwards: the database calls it when it opens
+// Detach removes the cache's marker (and a note of a format that did not
+// finish) from the database's directory, so no flash file is trusted
+// afterwards: the database calls it when it opens
 // without a flash cache, before it writes any page. It does nothing if
 // there is no marker.
 func Detach(dbfs vfs.FS, dir string) error {
 	if dbfs == nil || dir == "" {
 		return nil
 	}
-	name := filepath.Join(dir, markerName)
-	if _, err := dbfs.Stat(name); errors.Is(err, fs.ErrNotExist) {
-		return nil
+	removed := false
+	// The formatting note too: it would let a later cache at its path
+	// format over whatever the path holds then.
+	for _, n := range []string{markerName, formattingName} {
+		name := filepath.Join(dir, n)
+		if _, err := dbfs.Stat(name); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := dbfs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("flashcache: remove %s: %w", name, err)
+		}
+		removed = true
 	}
-	if err := dbfs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("flashcache: remove %s: %w", name, err)
+	if !removed {
+		return nil
 	}
 	if err := dbfs.SyncDir(dir); err != nil {
 		return fmt.Errorf("flashcache: sync %s: %w", dir, err)
@@ -535,7 +601,13 @@ func Detach(dbfs vfs.FS, dir string) error {
 
 // IsMarker reports whether name is a file the cache keeps in the
 // database's directory (for tools that list a database's files).
-func IsMarker(name string) bool { return name == markerName || name == markerName+".tmp" }
+func IsMarker(name string) bool {
+	switch name {
+	case markerName, markerName + ".tmp", formattingName, formattingName + ".tmp":
+		return true
+	}
+	return false
+}
 
 func readFile(dbfs vfs.FS, name string) ([]byte, error) {
 	f, err := dbfs.OpenFile(name, os.O_RDONLY, 0, vfs.OpenOptions{})

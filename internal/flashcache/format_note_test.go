@@ -1,0 +1,93 @@
+package flashcache
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stratadb/strata/internal/vfs"
+)
+
+// TestFormatNote: while Open formats a flash file it found empty, the
+// database's directory names that file (FLASHCACHE.formatting), so a crash
+// that left the file created and sized but its first superblock torn or
+// unwritten (MemFS CrashStrict) does not make the next Open refuse it as
+// another program's data. The note covers that path only, and is gone once
+// the format is durable.
+func TestFormatNote(t *testing.T) {
+	dbfs, ffs := vfs.NewMem(), vfs.NewMem()
+	must(t, dbfs.MkdirAll(dbDir, 0o755))
+	must(t, ffs.MkdirAll(filepath.Dir(flashPath), 0o755))
+	opts := flashOptions(dbfs, ffs, stackOpts{}.withDefaults())
+	torn := make([]byte, 2*blockSize) // the size of a superblock at slot 1, its sectors never written
+	torn[blockSize+100] = 0x5a
+
+	// Without the note such a file is refused, and left as it was.
+	writeMem(t, ffs, flashPath, torn)
+	if _, err := Open(opts); !errors.Is(err, ErrNotFlashCache) {
+		t.Fatalf("a torn file without the note: %v, want ErrNotFlashCache", err)
+	}
+	// A note naming another path does not cover it.
+	writeMem(t, dbfs, filepath.Join(dbDir, formattingName), []byte("/elsewhere"))
+	if _, err := Open(opts); !errors.Is(err, ErrNotFlashCache) {
+		t.Fatalf("a torn file with a note for another path: %v, want ErrNotFlashCache", err)
+	}
+	// A note naming it does: the file is formatted, and the note removed.
+	writeMem(t, dbfs, filepath.Join(dbDir, formattingName), []byte(flashPath))
+	c, err := Open(opts)
+	if err != nil {
+		t.Fatalf("a torn file its database was formatting: %v", err)
+	}
+	if st := c.Stats(); st.DisabledBy != "" {
+		t.Fatalf("cache disabled: %s", st.DisabledBy)
+	}
+	if _, err := dbfs.Stat(filepath.Join(dbDir, formattingName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the note outlived the format: %v", err)
+	}
+	must(t, c.Close(true, testDBState))
+
+	// A new file: the note exists while the first superblock is written.
+	must(t, ffs.Remove(flashPath))
+	var noted bool
+	ffs.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpSync && path == flashPath && !noted {
+			_, err := dbfs.Stat(filepath.Join(dbDir, formattingName))
+			noted = err == nil
+		}
+		return nil
+	})
+	c, err = Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ffs.SetInjector(nil)
+	if !noted {
+		t.Fatal("the first superblock of a new file was synced without the note")
+	}
+	must(t, c.Close(true, testDBState))
+	// Detach removes a leftover note with the marker.
+	writeMem(t, dbfs, filepath.Join(dbDir, formattingName), []byte(flashPath))
+	must(t, Detach(dbfs, dbDir))
+	if _, err := dbfs.Stat(filepath.Join(dbDir, formattingName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Detach left the note: %v", err)
+	}
+}
+
+func writeMem(t *testing.T, m *vfs.MemFS, name string, data []byte) {
+	t.Helper()
+	f, err := m.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644, vfs.OpenOptions{})
+	must(t, err)
+	_, err = f.WriteAt(data, 0)
+	must(t, err)
+	must(t, f.Sync())
+	must(t, f.Close())
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
