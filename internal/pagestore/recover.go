@@ -150,7 +150,16 @@ func (s *Store) applyMapLog(state *ckptState, stamps map[uint32]uint64) error {
 	s.mapLog = f
 	// Deltas a crash left written but not synced are made durable before
 	// recovery acts on them: it removes the segments they leave obsolete,
-	// and the next session's syncs make those removals durable.
+	// and the next session's syncs make those removals durable. Written
+	// again first: after a failed fsync they may be only in the OS's
+	// cache, marked clean (vfs.RewriteRange).
+	size, err := f.Size()
+	if err != nil {
+		return fmt.Errorf("pagestore: size of %s: %w", path, err)
+	}
+	if err := vfs.RewriteRange(f, 0, size); err != nil {
+		return fmt.Errorf("pagestore: %s: %w", path, err)
+	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("pagestore: sync %s: %w", path, err)
 	}
@@ -429,6 +438,12 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 			nextSeq[r.stream] = next
 			maxSeq = max(maxSeq, next)
 			stamps[seg.num] = max(stamps[seg.num], next-1)
+		}
+		// What was replayed may be only in the OS's cache, marked clean
+		// after a failed fsync: written again before it is synced below
+		// (vfs.RewriteRange; segments written with direct I/O are not).
+		if err := vfs.RewriteRange(seg.f, from, end); err != nil {
+			return fmt.Errorf("pagestore: segment %s: %w", seg.path, err)
 		}
 		if tornErr != "" {
 			if seg.num != newest[r.stream] {

@@ -231,8 +231,16 @@ func (l *Log) recoverNewest() error {
 	}
 	// Always fsync, torn or not: after a crash of the process alone the
 	// records read may be in the OS cache only, and SyncedLSN below claims
-	// them. Likewise the newest file's directory entry, in case its
-	// creation was interrupted before the directory fsync.
+	// them. Written again first: after a failed fsync they may be there
+	// marked clean, which an fsync does not write (vfs.RewriteRange), and
+	// records appended after them would then follow a hole that a power
+	// loss turns into a torn tail. (The newest file holds the records
+	// since the last checkpoint: the database rotates the log at each.)
+	// Likewise the newest file's directory entry, in case its creation was
+	// interrupted before the directory fsync.
+	if err := vfs.RewriteRange(f, 0, end); err != nil {
+		return fmt.Errorf("wal: %s: %w", path, err)
+	}
 	err = f.Sync()
 	l.stats.syncs.Add(1)
 	if err != nil {
