@@ -40,25 +40,7 @@ func bufferedOptions(t *testing.T, fs vfs.FS) Options {
 func TestReopenAfterFailedSegmentSync(t *testing.T) {
 	fs := vfs.NewMem()
 	o := bufferedOptions(t, fs)
-	s, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ver := 1; ver <= 2; ver++ {
-		for id := PageID(0); id < 3; id++ {
-			if _, _, err := s.WritePage(id, pageContent(id, ver, testPageSize)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if ver == 2 {
-			fs.SetInjector(eioOn(".seg"))
-		}
-		if err := s.Sync(); (err == nil) != (ver == 1) {
-			t.Fatalf("sync of version %d: %v", ver, err)
-		}
-	}
-	fs.SetInjector(nil)
-	killStore(t, s)
+	storeWithFailedSync(t, fs, o, eioOn(".seg"))
 
 	// The process restarts in the same boot: version 2 reads back from
 	// the cache, and the new session checkpoints what it recovered.
@@ -90,36 +72,8 @@ func TestReopenAfterFailedSegmentSync(t *testing.T) {
 
 func TestReopenAfterFailedMapLogSync(t *testing.T) {
 	fs := vfs.NewMem()
-	o := bufferedOptions(t, fs)
-	o.MapLogRatio = 40
-	o.CleanerThreshold = 0.1
-	s, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id := PageID(0); id < 40; id++ {
-		if _, _, err := s.WritePage(id, pageContent(id, 1, testPageSize)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	for id := PageID(0); id < 40; id += 2 { // garbage in the old segments
-		if _, _, err := s.WritePage(id, pageContent(id, 2, testPageSize)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
 	// The cleaning pass's delta reaches the map log; its fsync fails.
-	fs.SetInjector(eioOn(mapLogName))
-	if _, err := s.Clean(); err == nil {
-		t.Fatal("clean did not fail")
-	}
-	fs.SetInjector(nil)
-	killStore(t, s)
+	o := storeWithFailedCleaning(t, fs, bufferedOptions(t, fs), eioOn(mapLogName))
 
 	// Recovery applies the delta (read back from the cache) and removes
 	// the pass's victims; the new session's Sync makes the removals

@@ -93,6 +93,20 @@ func storeWithUnsyncedWrites(t *testing.T) (*vfs.MemFS, Options) {
 	t.Helper()
 	fs := vfs.NewMem()
 	o := testOptions(fs, mustCodec(t, "none"))
+	storeWithFailedSync(t, fs, o, func(op vfs.Op, path string) error {
+		if op == vfs.OpSync {
+			return vfs.NotIssuedError(op, path) // a process death: the cache keeps the writes
+		}
+		return nil
+	})
+	return fs, o
+}
+
+// storeWithFailedSync writes pages 0–2 at version 1 and syncs, writes them
+// at version 2 and syncs with inject failing the sync, then abandons the
+// store (killStore).
+func storeWithFailedSync(t *testing.T, fs *vfs.MemFS, o Options, inject vfs.Injector) {
+	t.Helper()
 	s, err := Open("db", o)
 	if err != nil {
 		t.Fatal(err)
@@ -104,12 +118,7 @@ func storeWithUnsyncedWrites(t *testing.T) (*vfs.MemFS, Options) {
 			}
 		}
 		if ver == 2 {
-			fs.SetInjector(func(op vfs.Op, path string) error {
-				if op == vfs.OpSync {
-					return vfs.NotIssuedError(op, path) // a process death: the cache keeps the writes
-				}
-				return nil
-			})
+			fs.SetInjector(inject)
 		}
 		if err := s.Sync(); (err == nil) != (ver == 1) {
 			t.Fatalf("sync of version %d: %v", ver, err)
@@ -117,7 +126,6 @@ func storeWithUnsyncedWrites(t *testing.T) (*vfs.MemFS, Options) {
 	}
 	fs.SetInjector(nil)
 	killStore(t, s)
-	return fs, o
 }
 
 // TestReplayedRecordsSyncedBeforeCheckpoint: recovery replays records
@@ -163,6 +171,20 @@ func storeWithUnsyncedCleaning(t *testing.T) (*vfs.MemFS, Options) {
 	t.Helper()
 	fs := vfs.NewMem()
 	o := testOptions(fs, mustCodec(t, "none"))
+	o = storeWithFailedCleaning(t, fs, o, func(op vfs.Op, path string) error {
+		if op == vfs.OpSync && strings.HasSuffix(path, mapLogName) {
+			return vfs.NotIssuedError(op, path) // a process death: the cache keeps the writes
+		}
+		return nil
+	})
+	return fs, o
+}
+
+// storeWithFailedCleaning writes 40 pages, rewrites every second one (two
+// checkpoints), runs a cleaning pass with inject failing its syncs, then
+// abandons the store (killStore). It returns o as the store used it.
+func storeWithFailedCleaning(t *testing.T, fs *vfs.MemFS, o Options, inject vfs.Injector) Options {
+	t.Helper()
 	o.MapLogRatio = 40
 	o.CleanerThreshold = 0.1
 	s, err := Open("db", o)
@@ -185,19 +207,13 @@ func storeWithUnsyncedCleaning(t *testing.T) (*vfs.MemFS, Options) {
 	if err := s.Checkpoint(); err != nil {
 		t.Fatal(err)
 	}
-	fs.SetInjector(func(op vfs.Op, path string) error {
-		if op == vfs.OpSync && strings.HasSuffix(path, mapLogName) {
-			return vfs.NotIssuedError(op, path) // a process death: the cache keeps the writes
-		}
-		return nil
-	})
+	fs.SetInjector(inject)
 	if _, err := s.Clean(); err == nil {
 		t.Fatal("clean did not fail")
 	}
 	fs.SetInjector(nil)
 	killStore(t, s)
-
-	return fs, o
+	return o
 }
 
 // TestMapLogSyncedBeforeObsoleteSegmentsRemoved: a cleaning pass's delta
