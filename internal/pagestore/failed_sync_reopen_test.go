@@ -78,32 +78,5 @@ func TestReopenAfterFailedMapLogSync(t *testing.T) {
 	// Recovery applies the delta (read back from the cache) and removes
 	// the pass's victims; the new session's Sync makes the removals
 	// durable.
-	s2, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s2.WritePage(100, pageContent(100, 1, testPageSize)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s2.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	killStore(t, s2)
-	fs.Crash(vfs.CrashDropUnsynced, nil)
-
-	s3, err := Open("db", o)
-	if err != nil {
-		t.Fatalf("open after a power loss: %v", err)
-	}
-	defer s3.Close()
-	buf := make([]byte, testPageSize)
-	for id := PageID(0); id < 40; id++ {
-		want := 1
-		if id%2 == 0 {
-			want = 2
-		}
-		if err := s3.ReadPage(id, buf); err != nil || !bytes.Equal(buf, pageContent(id, want, testPageSize)) {
-			t.Fatalf("page %d: %v", id, err)
-		}
-	}
+	checkCleaningSurvivesPowerLoss(t, fs, o)
 }

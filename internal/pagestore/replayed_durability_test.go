@@ -224,6 +224,14 @@ func storeWithFailedCleaning(t *testing.T, fs *vfs.MemFS, o Options, inject vfs.
 // into the removed victims, "checkpoint references missing segment").
 func TestMapLogSyncedBeforeObsoleteSegmentsRemoved(t *testing.T) {
 	fs, o := storeWithUnsyncedCleaning(t)
+	checkCleaningSurvivesPowerLoss(t, fs, o)
+}
+
+// checkCleaningSurvivesPowerLoss reopens the store storeWithFailedCleaning
+// left, writes and syncs a page (which makes the recovery's removal of the
+// pass's victims durable too), then crashes and checks every page.
+func checkCleaningSurvivesPowerLoss(t *testing.T, fs *vfs.MemFS, o Options) {
+	t.Helper()
 	s2, err := Open("db", o)
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +239,7 @@ func TestMapLogSyncedBeforeObsoleteSegmentsRemoved(t *testing.T) {
 	if _, _, err := s2.WritePage(100, pageContent(100, 1, testPageSize)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s2.Sync(); err != nil { // makes the recovery's removals durable too
+	if err := s2.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	killStore(t, s2)
