@@ -32,10 +32,6 @@ type Cache struct {
 	f    vfs.File
 	lay  layout
 	seed uint32 // entry checksum seed, from the cache's identity
-	// resumeFormat: Open took a file that is not a cache because the
-	// database's directory says an earlier Open was formatting it (see
-	// load); set before load, read by it.
-	resumeFormat bool
 
 	// sb is the superblock as last written; sbMu serializes its writes.
 	sbMu sync.Mutex

@@ -1,8 +1,10 @@
 package flashcache
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,6 +74,75 @@ func TestFormatNote(t *testing.T) {
 	must(t, Detach(dbfs, dbDir))
 	if _, err := dbfs.Stat(filepath.Join(dbDir, formattingName)); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Detach left the note: %v", err)
+	}
+}
+
+// TestFormatNoteEndsWithTheFormat: a note outlives no format. A crash
+// after the new file's superblock was durable but before the note's
+// removal was left the note for good (the next Open found its cache and
+// removed nothing), and so did a note naming a path the database no longer
+// used; a later file at that path, another program's, was then formatted
+// over. (Found by a reviewer, thirty-third session.)
+func TestFormatNoteEndsWithTheFormat(t *testing.T) {
+	setup := func() *vfs.MemFS {
+		m := vfs.NewMem()
+		must(t, m.MkdirAll(dbDir, 0o755))
+		must(t, m.MkdirAll(filepath.Dir(flashPath), 0o755))
+		must(t, m.SyncDir("/"))
+		return m
+	}
+	opts := func(m *vfs.MemFS) Options { return flashOptions(m, m, stackOpts{}.withDefaults()) }
+	dry := setup()
+	base := dry.OpCount()
+	c, err := Open(opts(dry))
+	must(t, err)
+	total := dry.OpCount() - base
+	must(t, c.Close(false, DBState{}))
+	other := bytes.Repeat([]byte("another program's data "), 1<<10)
+	for at := 1; at <= total; at++ {
+		for _, mode := range vfs.CrashModes {
+			m := setup()
+			m.CrashAfterOps(base + at)
+			if c, err := Open(opts(m)); err == nil {
+				c.Close(false, DBState{})
+			}
+			img := m.CrashedClone(mode, rand.New(rand.NewPCG(uint64(at), 1)))
+			c, err := Open(opts(img))
+			if err != nil {
+				t.Fatalf("crash after %d of %d ops (%v): %v", at, total, mode, err)
+			}
+			must(t, c.Close(true, testDBState))
+			if _, err := img.Stat(filepath.Join(dbDir, formattingName)); err == nil {
+				t.Errorf("crash after %d of %d ops (%v): the note outlived the next Open", at, total, mode)
+			}
+			writeMem(t, img, flashPath, other)
+			if c, err := Open(opts(img)); !errors.Is(err, ErrNotFlashCache) {
+				if err == nil {
+					c.Close(false, DBState{})
+				}
+				t.Fatalf("crash after %d of %d ops (%v), then another program's file at the path: %v, want ErrNotFlashCache", at, total, mode, err)
+			}
+		}
+	}
+	// A note for a path the database does not use ends with its Open.
+	m := setup()
+	writeMem(t, m, filepath.Join(dbDir, formattingName), []byte("/flash/gone"))
+	o := opts(m)
+	o.Path = "/flash/q"
+	c, err = Open(o)
+	must(t, err)
+	must(t, c.Close(true, testDBState))
+	if _, err := m.Stat(filepath.Join(dbDir, formattingName)); err == nil {
+		t.Error("a note for another path outlived an Open")
+	}
+	// A note does not cover a file larger than a format leaves unextended.
+	writeMem(t, m, filepath.Join(dbDir, formattingName), []byte(flashPath))
+	writeMem(t, m, flashPath, other)
+	if c, err := Open(opts(m)); !errors.Is(err, ErrNotFlashCache) {
+		if err == nil {
+			c.Close(false, DBState{})
+		}
+		t.Fatalf("a %d-byte file under a note: %v, want ErrNotFlashCache", len(other), err)
 	}
 }
 

@@ -105,9 +105,8 @@ func Open(opts Options) (*Cache, error) {
 		// A crash while this Open's predecessor formatted the file, which
 		// it had found empty: what the file holds is that format's torn
 		// first superblock, not another program's data. load formats it
-		// again and removes the note.
+		// again (and removes the note).
 		err = nil
-		c.resumeFormat = true
 	}
 	if errors.Is(err, ErrNotFlashCache) {
 		c.rd.close()
@@ -204,9 +203,11 @@ func (c *Cache) load() (head int, headOff int64, err error) {
 		// unwritten or torn (zeros, old bytes), which the next Open would
 		// refuse as not a flash cache (checkOurs). The database's
 		// directory says, durably, that this file was found empty and is
-		// being formatted, until the superblock and the file's size are.
-		if err := c.writeDBFile(formattingName, []byte(c.opts.Path)); err != nil {
-			return 0, 0, err
+		// being formatted, until the superblock is durable. Without the
+		// note such a crash leaves a file Open refuses: worth a warning,
+		// not the cache.
+		if err := c.writeDBFile(formattingName, []byte(c.notePath())); err != nil {
+			c.opts.Logger.Warn("flashcache: cannot note the format under way; a crash before it ends leaves a file the next Open refuses", "dir", c.opts.DBDir, "err", err)
 		}
 	}
 	// In use from now on: a crash from here leaves state open, and the
@@ -221,10 +222,12 @@ func (c *Cache) load() (head int, headOff int64, err error) {
 			return 0, 0, err
 		}
 	}
-	if size == 0 || c.resumeFormat {
-		if err := c.removeDBFile(formattingName); err != nil {
-			return 0, 0, err
-		}
+	// A note of a format under way ends with the first durable
+	// superblock, whatever path it names: a note left by a crash after
+	// the format ended, or naming a path this database no longer uses,
+	// would let a later Open format over whatever that path holds then.
+	if err := c.removeDBFile(formattingName); err != nil {
+		return 0, 0, err
 	}
 	if err := c.writeMarker(marker{id: sb.id, session: sb.session}); err != nil {
 		// The old marker (if any) names another session: the next Open
@@ -510,22 +513,40 @@ func (c *Cache) writeMarker(m marker) error { return c.writeDBFile(markerName, m
 
 // wasFormatting reports whether the database's directory says that an
 // earlier Open found the flash file at this Path empty and did not finish
-// formatting it.
+// formatting it, and the file looks like that: no longer than the
+// superblock slots (the format extends the file only once its superblock
+// is durable, and then checkOurs takes it).
 func (c *Cache) wasFormatting() bool {
 	if c.opts.DBFS == nil || c.opts.DBDir == "" {
 		return false
 	}
+	if size, err := c.f.Size(); err != nil || size > superblockSlots*blockSize {
+		return false
+	}
 	b, err := readFile(c.opts.DBFS, filepath.Join(c.opts.DBDir, formattingName))
-	return err == nil && string(b) == c.opts.Path
+	return err == nil && string(b) == c.notePath()
+}
+
+// notePath is the flash file's path as the formatting note names it:
+// absolute, so that a relative Path opened from another directory does not
+// match.
+func (c *Cache) notePath() string {
+	if abs, err := filepath.Abs(c.opts.Path); err == nil {
+		return abs
+	}
+	return c.opts.Path
 }
 
 // removeDBFile removes the cache's file name from the database's
-// directory, durably; a missing file is not an error.
+// directory, durably; a missing file is not an error (and costs no sync).
 func (c *Cache) removeDBFile(name string) error {
 	if c.opts.DBFS == nil || c.opts.DBDir == "" {
 		return nil
 	}
 	p := filepath.Join(c.opts.DBDir, name)
+	if _, err := c.opts.DBFS.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err := c.opts.DBFS.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", p, err)
 	}
