@@ -21,6 +21,7 @@ import (
 	"os"
 
 	"github.com/stratadb/strata/internal/bench"
+	_ "github.com/stratadb/strata/internal/bench/strataengine" // registers "strata"
 )
 
 func main() {

@@ -5,13 +5,15 @@ import (
 	"os"
 
 	"github.com/stratadb/strata/internal/bench"
+	_ "github.com/stratadb/strata/internal/bench/strataengine" // registers "strata"
 )
 
 // maybeRunBenchChild turns the process into a bench child when run as
 // `strata bench-child` (how `strata bench` starts Strata's runs), before
 // cobra sees the arguments: the child speaks the protocol of
 // internal/bench on stdin and stdout, not a command line. The Strata
-// engine adapter registers itself in internal/bench.
+// engine adapter (internal/bench/strataengine) registers itself in
+// internal/bench.
 func maybeRunBenchChild() {
 	if len(os.Args) != 2 || os.Args[1] != bench.ChildCommand {
 		return

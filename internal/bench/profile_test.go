@@ -6,10 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 )
 
 // runWithProfile runs a short map-engine workload with env naming
@@ -72,64 +69,5 @@ func TestTraceWritten(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cpu.map")); err != nil {
 		t.Error(err)
-	}
-}
-
-// TestPoolTraceWritten: with PoolTraceEnv set, each open of a Strata
-// engine leaves a trace of its pool at the named path with ".<n>"
-// appended: a header, then a line per interval with R in [0, 1] and the
-// interval's accesses, which count the run's.
-func TestPoolTraceWritten(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv(PoolTraceEnv, filepath.Join(dir, "pool"))
-	spec := strataSpec(t, "oltp_point_select")
-	spec.Duration = 600 * time.Millisecond
-	if _, err := Run(context.Background(), spec, nil); err != nil {
-		t.Fatal(err)
-	}
-	matches, err := filepath.Glob(filepath.Join(dir, "pool.*"))
-	if err != nil || len(matches) == 0 {
-		t.Fatalf("no trace written (%v)", err)
-	}
-	var accesses int64
-	for _, m := range matches {
-		b, err := os.ReadFile(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		if !strings.HasPrefix(lines[0], "t\tR\ttarget") {
-			t.Fatalf("%s: header %q", m, lines[0])
-		}
-		for _, l := range lines[1:] {
-			f := strings.Split(l, "\t")
-			if len(f) != 12 {
-				t.Fatalf("%s: line %q has %d fields, want 12", m, l, len(f))
-			}
-			r, err := strconv.ParseFloat(f[1], 64)
-			if err != nil || r < 0 || r > 1 {
-				t.Fatalf("%s: R %q", m, f[1])
-			}
-			for _, s := range f[6:9] {
-				n, err := strconv.ParseInt(s, 10, 64)
-				if err != nil || n < 0 {
-					t.Fatalf("%s: count %q", m, s)
-				}
-				accesses += n
-			}
-		}
-	}
-	if accesses == 0 {
-		t.Fatal("the traces count no access")
-	}
-}
-
-// TestPoolTraceUncreatable: a trace file that cannot be created fails the
-// run with the reason, instead of a run without the trace asked for.
-func TestPoolTraceUncreatable(t *testing.T) {
-	t.Setenv(PoolTraceEnv, filepath.Join(t.TempDir(), "missing", "pool"))
-	_, err := Run(context.Background(), strataSpec(t, "oltp_point_select"), nil)
-	if err == nil || !strings.Contains(err.Error(), "pool trace") {
-		t.Fatalf("run: %v; want the pool trace's error", err)
 	}
 }

@@ -119,7 +119,7 @@ func openSpecStore(t *testing.T, spec RunSpec) *mapEngine {
 // plus one row per transaction, with the ids right above the table, each
 // with its data set value.
 func TestInsertsAreVisible(t *testing.T) {
-	for _, engine := range []string{"map", "strata"} {
+	for _, engine := range []string{"map"} { // Strata's: internal/bench/strataengine
 		t.Run(engine, func(t *testing.T) {
 			spec := testSpec(t, engine, "oltp_insert")
 			spec.Warmup = 0
@@ -311,8 +311,6 @@ func TestBadSpecs(t *testing.T) {
 		{"table", func(s *RunSpec) { s.TableSize = 0 }, "table size"},
 		{"sysbench table", func(s *RunSpec) { s.TableSize = 1 << 33 }, "at most"},
 		{"dir", func(s *RunSpec) { s.Config.Dir = "" }, "directory"},
-		{"device", func(s *RunSpec) { s.Engine, s.Config.Device = "strata", "floppy" }, "unknown device"},
-		{"codec", func(s *RunSpec) { s.Engine, s.Config.Codec = "strata", "bzip9" }, "codec"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
