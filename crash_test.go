@@ -214,7 +214,7 @@ func atCrashPoints(t *testing.T, first, seeds uint64, perSeed, nops int, check f
 		rng := rand.New(rand.NewPCG(seed, 4))
 		for i := 0; i < perSeed; i++ {
 			at := rng.IntN(total)
-			mode := vfs.CrashModes[i%len(vfs.CrashModes)]
+			mode := vfs.CrashModes[(int(seed)+i)%len(vfs.CrashModes)] // every mode, also with few points per seed
 			points++
 			t.Run(fmt.Sprintf("seed%d/op%d/%v", seed, at, mode), func(t *testing.T) {
 				fs := vfs.NewMem()

@@ -206,7 +206,7 @@ func TestFlashCacheCrashRecovery(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 6))
 		for i := range points / 3 {
 			at := rng.IntN(total)
-			mode := vfs.CrashModes[i%len(vfs.CrashModes)]
+			mode := vfs.CrashModes[(int(seed)+i)%len(vfs.CrashModes)] // every mode, also with few points per seed
 			t.Run(fmt.Sprintf("seed%d/op%d/%v", seed, at, mode), func(t *testing.T) {
 				fs := vfs.NewMem()
 				fs.CrashAfterOps(at)

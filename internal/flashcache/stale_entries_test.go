@@ -249,7 +249,7 @@ func TestCrashNeverStale(t *testing.T) {
 			continue // the scenario (its random path) ended before the crash point
 		}
 		crashes++
-		mode := vfs.CrashModes[n%len(vfs.CrashModes)]
+		mode := vfs.CrashModes[crashes%len(vfs.CrashModes)] // by crash, not by n: n moves in steps
 		after := fs.CrashedClone(mode, rng)
 		if err := checkConsistent(t, after); err != nil {
 			t.Fatalf("crash after %d ops (%v): %v", n, mode, err)

@@ -210,7 +210,7 @@ func testCrashRecovery(t *testing.T, seeds uint64, minPoints int, tune func(*Opt
 		rng := rand.New(rand.NewPCG(seed, 2))
 		for i := 0; i < pointsPerSeed; i++ {
 			crashAt := rng.IntN(total)
-			mode := vfs.CrashModes[i%len(vfs.CrashModes)]
+			mode := vfs.CrashModes[(int(seed)+i)%len(vfs.CrashModes)] // every mode, also with few points per seed
 			t.Run(fmt.Sprintf("seed%d/op%d/%v", seed, crashAt, mode), func(t *testing.T) {
 				fs := vfs.NewMem()
 				fs.CrashAfterOps(crashAt)

@@ -64,7 +64,7 @@ func TestCrashRecovery(t *testing.T) {
 			crashAts = append(crashAts, crashAt)
 		}
 		for i, crashAt := range crashAts {
-			mode := vfs.CrashModes[i%len(vfs.CrashModes)]
+			mode := vfs.CrashModes[(int(seed)+i)%len(vfs.CrashModes)] // every mode, also with few points per seed
 			points++
 			double := i%3 == 0
 			if double {
