@@ -179,7 +179,9 @@ func (n *memNode) writeAt(p []byte, off int64) {
 		n.resize(end)
 	}
 	copy(n.data[off:], p)
-	n.unlose(off, off+int64(len(p)))
+	// The OS dirties whole pages: a write anywhere in a page makes the
+	// next write-back write all of it, lost bytes included.
+	n.unlose(off&^(osPageSize-1), (off+int64(len(p))+osPageSize-1)&^(osPageSize-1))
 	n.modTime = time.Now()
 }
 
@@ -776,7 +778,7 @@ func (f *memFile) Sync() error {
 		return ierr
 	}
 	if len(n.lost) > 0 {
-		n.synced = n.diskData()
+		n.synced = n.diskData(n.synced)
 		n.shared = false
 	} else {
 		n.synced = n.data[:len(n.data):len(n.data)]

@@ -201,9 +201,9 @@ func (m *MemFS) crashImage(mode CrashMode, rng *rand.Rand) *memNode {
 		var data []byte
 		switch {
 		case mode&CrashScatter != 0:
-			data = scatteredContents(n.diskData(), dur, rng)
+			data = scatteredContents(n.diskData(dur), dur, rng)
 		case mode&CrashTorn != 0:
-			data = tornContents(n.diskData(), dur, rng)
+			data = tornContents(n.diskData(dur), dur, rng)
 		default:
 			data = slices.Clone(dur)
 		}

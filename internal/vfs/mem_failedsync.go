@@ -12,7 +12,8 @@ package vfs
 // Reads see the current bytes; Sync makes durable, for the lost spans, the
 // bytes that were durable before (zeros past the old durable size, where
 // the disk has a hole); a crash image treats them as unchanged. Writing
-// any byte of a lost span dirties it again, and a Sync then persists it.
+// any byte of a page dirties the whole page again (lost bytes included),
+// and a Sync then persists it.
 //
 // A test that fails a Sync to stand for a process that died before its
 // fsync (which loses no page-cache data) says so with NotIssuedError: such
@@ -36,6 +37,10 @@ var ErrNotIssued = errors.New("vfs: operation not issued")
 func NotIssuedError(op Op, path string) error {
 	return fmt.Errorf("%w: %w: %s %s", ErrInjected, ErrNotIssued, op, path)
 }
+
+// osPageSize is the unit in which the OS's cache tracks dirty data: a
+// write to any byte of a page makes the whole page dirty again.
+const osPageSize = 4096
 
 // span is the byte range [lo, hi) of a file.
 type span struct{ lo, hi int64 }
@@ -90,7 +95,8 @@ func mergeSpans(s []span) []span {
 }
 
 // unlose removes [lo, hi) from the lost spans: those bytes were written
-// again (or cut off by a truncation) and are dirty, or gone, like others.
+// again, or share a page with bytes written again (WriteAt passes whole
+// pages), or were cut off by a truncation: dirty, or gone, like others.
 func (n *memNode) unlose(lo, hi int64) {
 	if len(n.lost) == 0 || lo >= hi {
 		return
@@ -111,19 +117,21 @@ func (n *memNode) unlose(lo, hi int64) {
 	n.lost = out
 }
 
-// diskData returns the contents that a Sync would make durable now: the
-// current contents, except that lost bytes keep their durable value (zero
-// past the durable size). It is n.data itself when nothing is lost, a new
-// slice otherwise.
-func (n *memNode) diskData() []byte {
+// diskData returns the contents that a write-back now would leave on a
+// disk holding dur: the current contents, except that lost bytes keep
+// their value in dur (zero past its end). dur is the file's durable
+// contents, or what a crash image keeps of them (a surviving truncation
+// cuts them: bytes it freed do not come back). It is n.data itself when
+// nothing is lost, a new slice otherwise.
+func (n *memNode) diskData(dur []byte) []byte {
 	if len(n.lost) == 0 {
 		return n.data
 	}
 	out := slices.Clone(n.data)
 	for _, x := range n.lost {
 		for i := x.lo; i < x.hi && i < int64(len(out)); i++ {
-			if i < int64(len(n.synced)) {
-				out[i] = n.synced[i]
+			if i < int64(len(dur)) {
+				out[i] = dur[i]
 			} else {
 				out[i] = 0
 			}

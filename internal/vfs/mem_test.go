@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -859,38 +860,43 @@ func TestMemFailedSyncLosesDirtyBytes(t *testing.T) {
 	m := NewMem()
 	f := create(t, m, "f")
 	must(t, m.SyncDir("/"))
-	writeAt(t, f, "durable!", 0)
+	durable := strings.Repeat("d", 2*osPageSize) // two pages
+	writeAt(t, f, durable, 0)
 	must(t, f.Sync())
-	writeAt(t, f, "XY", 2)        // overwrite of durable bytes
-	writeAt(t, f, "+appended", 8) // growth
+	writeAt(t, f, "XY", 2)                   // overwrite in page 0
+	writeAt(t, f, "XY", osPageSize+2)        // and in page 1
+	writeAt(t, f, "+appended", 2*osPageSize) // growth: page 2
 	m.SetInjector(InjectAfter(0, OpSync))
 	if err := f.Sync(); !errors.Is(err, ErrInjected) {
 		t.Fatalf("sync: %v", err)
 	}
 	m.SetInjector(nil)
-	if got := contents(t, m, "f"); got != "duXYble!+appended" {
-		t.Fatalf("read after the failed sync: %q", got)
+	now := "ddXY" + durable[4:osPageSize+2] + "XY" + durable[osPageSize+4:] + "+appended"
+	if got := contents(t, m, "f"); got != now {
+		t.Fatal("a read after the failed sync does not see the writes")
 	}
-	writeAt(t, f, "Z", 10) // dirties one lost byte again
-	must(t, f.Sync())      // succeeds, writing only that byte
-	if got := contents(t, m, "f"); got != "duXYble!+aZpended" {
-		t.Fatalf("read after the successful sync: %q", got)
+	writeAt(t, f, "Z", osPageSize+5) // dirties page 1 again, its lost bytes with it
+	must(t, f.Sync())                // succeeds, writing page 1 only
+	now = now[:osPageSize+5] + "Z" + now[osPageSize+6:]
+	if got := contents(t, m, "f"); got != now {
+		t.Fatal("a read after the successful sync does not see the writes")
 	}
-	want := "durable!\x00\x00Z\x00\x00\x00\x00\x00\x00"
+	// Page 0's overwrite and page 2's growth are lost; page 1 is whole.
+	want := durable[:osPageSize+2] + "XYdZ" + durable[osPageSize+6:] + strings.Repeat("\x00", len("+appended"))
 	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != want {
-		t.Fatalf("crash image %q, want %q", got, want)
+		t.Fatalf("crash image differs from the durable pages: %q", got[:16]+"…"+got[osPageSize:osPageSize+8]+"…"+got[2*osPageSize:])
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 200 {
 		if got := contents(t, m.CrashClone(CrashTorn, rng), "f"); got != want {
-			t.Fatalf("torn crash image %q, want %q: nothing is unsynced", got, want)
+			t.Fatal("a torn crash image differs: nothing is unsynced")
 		}
 	}
 	// A rewrite of all of it makes it durable again.
-	writeAt(t, f, "duXYble!+appended", 0)
+	writeAt(t, f, now, 0)
 	must(t, f.Sync())
-	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != "duXYble!+appended" {
-		t.Fatalf("after a rewrite and sync: %q", got)
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != now {
+		t.Fatal("after a rewrite and sync the crash image differs")
 	}
 }
 
@@ -923,9 +929,9 @@ func TestMemFailedSyncThenTruncate(t *testing.T) {
 	_ = f.Sync()
 	m.SetInjector(nil)
 	must(t, f.Truncate(3))
-	writeAt(t, f, "XYZ", 3)
+	writeAt(t, f, "XYZ", 3) // dirties page 0 again: "abc" with it
 	must(t, f.Sync())
-	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != "\x00\x00\x00XYZ" {
+	if got := contents(t, m.CrashClone(CrashDropUnsynced, nil), "f"); got != "abcXYZ" {
 		t.Fatalf("crash image %q", got)
 	}
 }
