@@ -3,7 +3,7 @@ package main
 import "testing"
 
 // TestStrataOverheadDefaultsByWorkload: --strata-cache fill leaves Strata's
-// process 24 MiB beyond its cache for a reading workload and 32 MiB for
+// process 16 MiB beyond its cache for a reading workload and 32 MiB for
 // one that writes (with 24 its collector took 20% of the CPU); a value
 // given on the command line wins.
 func TestStrataOverheadDefaultsByWorkload(t *testing.T) {

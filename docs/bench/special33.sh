@@ -9,4 +9,5 @@ name=s33-sysbench-special-fixed-r
 echo "$(date -u +%H:%M:%S) start $name" >> progress
 $S --engine strata --strata-r auto,0,0.25,0.5,0.75,0.95 --values 2x,4x --dir $L/d-sysbench --dataset sysbench \
    --workload oltp_point_select --distribution special --json $name.json > $name.txt 2> $name.err
-echo "$(date -u +%H:%M:%S) end $name rc=$?" >> progress
+rc=$?
+echo "$(date -u +%H:%M:%S) end $name rc=$rc" >> progress

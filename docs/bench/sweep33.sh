@@ -13,7 +13,7 @@ S="./strata bench sweep --param table-size --strata-bin ./strata-bench-child --p
    --mem-limit 64MiB --cache 32MiB --strata-cache fill --strata-overhead 16MiB --warmup 10s --duration 5s --keep \
    --strata-page-size 4KiB"
 V="--values 0.25x,0.5x,1x,1.5x,2x,4x,8x"
-run() { name=$1; shift; echo "$(date -u +%H:%M:%S) start $name" >> progress; $S "$@" --json $name.json --plot $name.png > $name.txt 2> $name.err; echo "$(date -u +%H:%M:%S) end $name rc=$?" >> progress; }
+run() { name=$1; shift; echo "$(date -u +%H:%M:%S) start $name" >> progress; $S "$@" --json $name.json --plot $name.png > $name.txt 2> $name.err; rc=$?; echo "$(date -u +%H:%M:%S) end $name rc=$rc" >> progress; }
 P="--engine strata,bbolt,pebble --strata-r auto"
 for dist in uniform special; do
   run s33-sysbench-point-$dist $P $V --dir $L/d-sysbench --dataset sysbench --workload oltp_point_select --distribution $dist
