@@ -98,6 +98,15 @@ type Options struct {
 	// files, and TruncateBefore(MinNextLSN) deletes them. Default 0: the
 	// log continues after its last record.
 	MinNextLSN uint64
+	// SkipRecoveryRewrite: recovery syncs the newest file's records
+	// without writing them again first (vfs.RewriteRange). Only for a
+	// caller that makes what it replays durable by other means and moves
+	// the log to a new file before it appends: the database checkpoints
+	// the replayed commits and rotates the log at Open. Otherwise, after a
+	// failed fsync and a restart in the same boot, SyncedLSN would claim
+	// records only the OS's cache holds, and records appended after them
+	// would follow a hole that a power loss turns into a torn tail.
+	SkipRecoveryRewrite bool
 	// Logger receives rare events: a torn tail dropped at recovery, a
 	// background fsync that failed. Default: discard.
 	Logger *slog.Logger

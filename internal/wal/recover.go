@@ -238,8 +238,10 @@ func (l *Log) recoverNewest() error {
 	// since the last checkpoint: the database rotates the log at each.)
 	// Likewise the newest file's directory entry, in case its creation was
 	// interrupted before the directory fsync.
-	if err := vfs.RewriteRange(f, 0, end); err != nil {
-		return fmt.Errorf("wal: %s: %w", path, err)
+	if !l.opts.SkipRecoveryRewrite {
+		if err := vfs.RewriteRange(f, 0, end); err != nil {
+			return fmt.Errorf("wal: %s: %w", path, err)
+		}
 	}
 	err = f.Sync()
 	l.stats.syncs.Add(1)
