@@ -99,6 +99,21 @@ type MemFS struct {
 	// journal lists the namespace operations not yet known durable, in
 	// order (see mem_journal.go).
 	journal []nsOp
+	// refuseDirect: files opened with Direct are buffered, as on a file
+	// system that refuses O_DIRECT (see RefuseDirect).
+	refuseDirect bool
+}
+
+// RefuseDirect makes m a file system that refuses O_DIRECT, as the OS
+// implementation finds some (tmpfs before Linux 6.6, some FUSE file
+// systems, every non-Linux system): a file opened with Direct is buffered
+// and its Direct reports false, but its reads and writes must still be
+// aligned, so that tests catch misaligned direct I/O there too. Crash
+// images keep the setting.
+func (m *MemFS) RefuseDirect() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refuseDirect = true
 }
 
 // memNode is a file or a directory. Handles and directory entries (current
@@ -384,13 +399,14 @@ func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode, opts OpenOptio
 		m.logTruncate(node, 0)
 	}
 	return &memFile{
-		fs:       m,
-		node:     node,
-		name:     name,
-		gen:      m.gen,
-		readable: readable,
-		writable: writable,
-		direct:   opts.Direct,
+		fs:         m,
+		node:       node,
+		name:       name,
+		gen:        m.gen,
+		readable:   readable,
+		writable:   writable,
+		direct:     opts.Direct && !m.refuseDirect,
+		checkAlign: opts.Direct,
 	}, nil
 }
 
@@ -666,8 +682,11 @@ type memFile struct {
 	gen      uint64
 	readable bool
 	writable bool
-	direct   bool
-	closed   bool
+	direct   bool // Direct's answer
+	// checkAlign: Direct was asked, so reads and writes must be aligned
+	// (also when the file system refused it: RefuseDirect).
+	checkAlign bool
+	closed     bool
 }
 
 // begin starts an operation on the handle, like MemFS.begin, and also fails
@@ -688,7 +707,12 @@ func (f *memFile) begin(op Op) (crashErr, err error) {
 
 // ReadAt implements File. Like os.File, it returns io.EOF with the bytes
 // read when the file ends before p is full.
-func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) { return f.readAt(p, off, f.checkAlign) }
+
+// readAtUnaligned reads without the alignment check (unalignedIO).
+func (f *memFile) readAtUnaligned(p []byte, off int64) (int, error) { return f.readAt(p, off, false) }
+
+func (f *memFile) readAt(p []byte, off int64, align bool) (int, error) {
 	m := f.fs
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -698,7 +722,7 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	if !f.readable {
 		return 0, &os.PathError{Op: "read", Path: f.name, Err: syscall.EBADF}
 	}
-	if f.direct {
+	if align {
 		if err := checkAligned("read", f.name, p, off); err != nil {
 			return 0, err
 		}
@@ -722,7 +746,12 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 
 // WriteAt implements File. Writing past the end extends the file, the gap
 // reading as zeros.
-func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) { return f.writeAt(p, off, f.checkAlign) }
+
+// writeAtUnaligned writes without the alignment check (unalignedIO).
+func (f *memFile) writeAtUnaligned(p []byte, off int64) (int, error) { return f.writeAt(p, off, false) }
+
+func (f *memFile) writeAt(p []byte, off int64, align bool) (int, error) {
 	m := f.fs
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -737,7 +766,7 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	if !f.writable {
 		return 0, &os.PathError{Op: "write", Path: f.name, Err: syscall.EBADF}
 	}
-	if f.direct {
+	if align {
 		if err := checkAligned("write", f.name, p, off); err != nil {
 			return 0, err
 		}

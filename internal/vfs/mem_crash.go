@@ -140,6 +140,7 @@ func (m *MemFS) CrashClone(mode CrashMode, rng *rand.Rand) *MemFS {
 	defer m.mu.Unlock()
 	c := NewMem()
 	c.root = m.crashImage(mode, rng)
+	c.refuseDirect = m.refuseDirect
 	return c
 }
 

@@ -135,6 +135,24 @@ func (f *osFile) WriteAt(p []byte, off int64) (int, error) {
 	return f.f.WriteAt(p, off)
 }
 
+// readAtUnaligned reads without the alignment check when the file is
+// buffered (unalignedIO); a direct file's reads stay checked.
+func (f *osFile) readAtUnaligned(p []byte, off int64) (int, error) {
+	if f.direct {
+		return f.ReadAt(p, off)
+	}
+	return f.f.ReadAt(p, off)
+}
+
+// writeAtUnaligned writes without the alignment check when the file is
+// buffered (unalignedIO); a direct file's writes stay checked.
+func (f *osFile) writeAtUnaligned(p []byte, off int64) (int, error) {
+	if f.direct {
+		return f.WriteAt(p, off)
+	}
+	return f.f.WriteAt(p, off)
+}
+
 // Close implements File.
 func (f *osFile) Close() error { return f.f.Close() }
 

@@ -5,6 +5,14 @@ import "fmt"
 // rewriteChunk is the most RewriteRange holds at a time.
 const rewriteChunk = 256 << 10
 
+// unalignedIO is a File that checks its callers' alignment although it is
+// buffered (direct I/O asked, the file system refused it: OS, or MemFS
+// after RefuseDirect), and can read and write without the check.
+type unalignedIO interface {
+	readAtUnaligned(p []byte, off int64) (int, error)
+	writeAtUnaligned(p []byte, off int64) (int, error)
+}
+
 // RewriteRange writes bytes [from, to) of f again with what reading them
 // returns, unless f uses direct I/O; the caller syncs f. Recovery calls it
 // on what it replays from a buffered file before it syncs it.
@@ -22,13 +30,19 @@ func RewriteRange(f File, from, to int64) error {
 	if f.Direct() || from >= to {
 		return nil
 	}
+	// A buffered file opened for direct I/O still checks alignment; the
+	// range need not be aligned (a torn tail ends anywhere).
+	readAt, writeAt := f.ReadAt, f.WriteAt
+	if u, ok := f.(unalignedIO); ok {
+		readAt, writeAt = u.readAtUnaligned, u.writeAtUnaligned
+	}
 	buf := make([]byte, min(rewriteChunk, to-from))
 	for off := from; off < to; {
 		n := min(int64(len(buf)), to-off)
-		if _, err := f.ReadAt(buf[:n], off); err != nil {
+		if _, err := readAt(buf[:n], off); err != nil {
 			return fmt.Errorf("read %d bytes at %d to write them again: %w", n, off, err)
 		}
-		if _, err := f.WriteAt(buf[:n], off); err != nil {
+		if _, err := writeAt(buf[:n], off); err != nil {
 			return fmt.Errorf("write %d bytes at %d again: %w", n, off, err)
 		}
 		off += n
