@@ -104,9 +104,14 @@ func Open(opts Options) (*Cache, error) {
 	if errors.Is(err, ErrNotFlashCache) && c.wasFormatting() {
 		// A crash while this Open's predecessor formatted the file, which
 		// it had found empty: what the file holds is that format's torn
-		// first superblock, not another program's data. load formats it
-		// again (and removes the note).
-		err = nil
+		// first superblock, not another program's data. Emptied, it is
+		// formatted again as a new file: its superblock before its size,
+		// so that a crash now leaves what the note covers (load removes
+		// the note).
+		err = c.f.Truncate(0)
+		if err != nil {
+			err = fmt.Errorf("empty %s to format it again: %w", opts.Path, err)
+		}
 	}
 	if errors.Is(err, ErrNotFlashCache) {
 		c.rd.close()
@@ -123,7 +128,9 @@ func Open(opts Options) (*Cache, error) {
 		close(c.w.done)
 		c.disable(err.Error())
 		c.openInfo.state = "disabled"
-		if derr := Detach(opts.DBFS, opts.DBDir); derr != nil {
+		// The marker only: a note of a format this Open began must stay,
+		// or the next Open would refuse the file it left (checkOurs).
+		if derr := detach(opts.DBFS, opts.DBDir, markerName); derr != nil {
 			c.rd.close()
 			c.closeFiles()
 			return nil, derr
@@ -595,13 +602,19 @@ func (c *Cache) writeDBFile(name string, data []byte) error {
 // without a flash cache, before it writes any page. It does nothing if
 // there is no marker.
 func Detach(dbfs vfs.FS, dir string) error {
+	// The formatting note too: it would let a later cache at its path
+	// format over whatever the path holds then.
+	return detach(dbfs, dir, markerName, formattingName)
+}
+
+// detach removes the named files of the cache from the database's
+// directory, durably.
+func detach(dbfs vfs.FS, dir string, names ...string) error {
 	if dbfs == nil || dir == "" {
 		return nil
 	}
 	removed := false
-	// The formatting note too: it would let a later cache at its path
-	// format over whatever the path holds then.
-	for _, n := range []string{markerName, formattingName} {
+	for _, n := range names {
 		name := filepath.Join(dir, n)
 		if _, err := dbfs.Stat(name); errors.Is(err, fs.ErrNotExist) {
 			continue
