@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/stratadb/strata/internal/pagestore"
 )
 
 // Layout of RunSpec.Config.Dir:
@@ -98,12 +96,18 @@ func markerFor(spec RunSpec) loadMarker {
 	}
 }
 
+// StrataDefaultPageSize is Strata's default page size
+// (pagestore.DefaultPageSize, which internal/bench does not import so that
+// the peers' binaries do not link the page store;
+// strataengine's TestDefaultPageSizeMatches keeps the two equal).
+const StrataDefaultPageSize = 4096
+
 // pageSizeMarker is loadMarker.PageSize for spec: Strata's default
 // resolved, so that a load made under another default (16 KiB until the
 // default became 4 KiB; its marker says 0) is not reused as the default's.
 func pageSizeMarker(spec RunSpec) int {
 	if spec.Engine == "strata" && spec.Config.PageSize == 0 {
-		return pagestore.DefaultPageSize
+		return StrataDefaultPageSize
 	}
 	return spec.Config.PageSize
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stratadb/strata/internal/bench"
+	_ "github.com/stratadb/strata/internal/bench/strataengine" // registers "strata" (this test binary only)
 )
 
 // BenchmarkCachedReadOnly runs oltp_read_only's operations (a point read,
@@ -21,7 +22,7 @@ import (
 // and their sub-benchmarks alternate, so the ratio of their ns/op is
 // measured side by side:
 //
-//	go test -run '^$' -bench CachedReadOnly -benchmem -count 5 ./peers
+//	go test -run '^$' -bench CachedReadOnly -benchmem -count 5 ./peers/peertest
 func BenchmarkCachedReadOnly(b *testing.B) {
 	const rows = 250_000
 	ds, err := bench.NewDataset("sysbench", 1, rows)

@@ -6,7 +6,16 @@ import (
 	"time"
 
 	"github.com/stratadb/strata/internal/bench"
+	"github.com/stratadb/strata/internal/pagestore"
 )
+
+// TestDefaultPageSizeMatches: internal/bench's copy of Strata's default
+// page size (it does not import the page store) is the page store's.
+func TestDefaultPageSizeMatches(t *testing.T) {
+	if bench.StrataDefaultPageSize != pagestore.DefaultPageSize {
+		t.Fatalf("bench.StrataDefaultPageSize %d, pagestore.DefaultPageSize %d", bench.StrataDefaultPageSize, pagestore.DefaultPageSize)
+	}
+}
 
 // testSpec is internal/bench's test spec: a small sysbench table, two
 // threads, a short run.
