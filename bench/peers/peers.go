@@ -4,7 +4,7 @@
 // engine with bench.Register from init (boltpeer, pebblepeer, badgerpeer),
 // and each runs in a binary of its own (strata-bench-bbolt, -pebble,
 // -badger), which links that engine alone: a binary that linked all three
-// was 12 MiB more resident at rest (16.7 MiB against bbolt's own 4.9 MiB,
+// was 13 MiB more resident at rest (16.7 MiB against bbolt's own 3.5 MiB,
 // mostly the other engines' code and data, which a memory limit charges
 // to the engine measured).
 //
