@@ -234,8 +234,9 @@ func (l *Log) recoverNewest() error {
 	// them. Written again first: after a failed fsync they may be there
 	// marked clean, which an fsync does not write (vfs.RewriteRange), and
 	// records appended after them would then follow a hole that a power
-	// loss turns into a torn tail. (The newest file holds the records
-	// since the last checkpoint: the database rotates the log at each.)
+	// loss turns into a torn tail. (The newest file holds at most FileSize
+	// and a batch; records in older files were synced before the log moved
+	// on, as errors stop it.)
 	// Likewise the newest file's directory entry, in case its creation was
 	// interrupted before the directory fsync.
 	if !l.opts.SkipRecoveryRewrite {
