@@ -144,7 +144,7 @@ func scanAll(t *testing.T, db *DB) map[string]string {
 // the pages the tree reaches), and that it keeps working.
 //
 // Under the race detector each seed's workload is crashed at the first 4
-// of its 20 points, 100 in all, both crash modes: every seed's workload
+// of its 20 points, 100 in all, every crash mode (vfs.CrashModes): every seed's workload
 // still runs through commits, syncs, checkpoints, closes and recovery
 // with the database's goroutines, which is what the detector needs; the
 // 500 points are for the crash states, which .ci/run checks without it.
@@ -201,8 +201,8 @@ func TestCrashRecovery(t *testing.T) {
 }
 
 // atCrashPoints runs crashWorkload (nops operations) for each of seeds
-// seeds from first, crashed at perSeed random points of each, dropping
-// unsynced writes and tearing them in turn, and calls check in a subtest
+// seeds from first, crashed at perSeed random points of each, in every
+// crash mode in turn (vfs.CrashModes), and calls check in a subtest
 // with the file system the crash left and the acknowledged commits
 // (crashWorkload's). It returns how many points it ran.
 func atCrashPoints(t *testing.T, first, seeds uint64, perSeed, nops int, check func(t *testing.T, after *vfs.MemFS, commits []commitRec, durable int)) int {

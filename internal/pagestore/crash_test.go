@@ -189,7 +189,7 @@ func TestCrashRecoveryMapLog(t *testing.T) {
 //
 // Under the race detector each seed's workload is crashed at the first 3
 // of its 12 points (minPoints scaled alike): every seed's workload still
-// runs, up to and through recovery, with both crash modes, which is what
+// runs, up to and through recovery, with every crash mode (vfs.CrashModes), which is what
 // the detector needs to see the store's goroutines interleave; the crash
 // points themselves are what the test counts on, and .ci/run runs it with
 // all of them without the race detector, about 8 times faster. (Under it

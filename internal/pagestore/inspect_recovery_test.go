@@ -135,7 +135,7 @@ func TestInspectAgreesWithOpen(t *testing.T) {
 }
 
 // TestInspectCrashPoints crashes a store at every I/O operation of a run
-// with checkpoints of both kinds and a cleaning pass, in both crash modes.
+// with checkpoints of both kinds and a cleaning pass, in every crash mode (vfs.CrashModes).
 func TestInspectCrashPoints(t *testing.T) {
 	run := func(s *Store) {
 		for i := 0; i < 120; i++ {

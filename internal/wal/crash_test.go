@@ -26,8 +26,8 @@ func isCrash(err error) bool { return errors.Is(err, vfs.ErrCrashed) }
 // TestCrashRecovery crashes a random workload (appends of 0 to 3000 bytes,
 // synced or not, Sync, Rotate, TruncateBefore, Close and reopen, Replay)
 // at 360 points, a third of them chosen inside a move to a new file and a
-// sixth inside a TruncateBefore, alternately dropping unsynced data and
-// tearing it. Recovery must give a contiguous run of the appended records,
+// sixth inside a TruncateBefore, in every crash mode in turn
+// (vfs.CrashModes). Recovery must give a contiguous run of the appended records,
 // with their payloads, that includes every one acknowledged as durable and
 // every one at or above the truncation bound; and the recovered log must go
 // on working. Every third point also crashes the recovery itself, and
