@@ -53,11 +53,13 @@
 // A write or fsync error is sticky: every waiter gets it, and the log
 // refuses every later Append and Sync with it. After a failed fsync the
 // kernel may have dropped the dirty pages, so retrying could report
-// success for data that is gone. Reopening and recovering is safe after
-// a process crash, but not after a failed fsync in the same boot: Linux
-// marks the pages that failed clean, recovery reads them from the OS's
-// cache as if they were on disk, and its fsync succeeds without writing
-// them (a known limit: docs/ARCHITECTURE.md, "Errors").
+// success for data that is gone. Reopening and recovering is safe, also
+// after a failed fsync in the same boot: Linux marks the pages that failed
+// clean, so recovery would read them from the OS's cache as if they were
+// on disk and its fsync would succeed without writing them; recovery
+// therefore writes the newest file's records again before it syncs them
+// (vfs.RewriteRange), unless Options.SkipRecoveryRewrite says the caller
+// makes them durable by other means (docs/ARCHITECTURE.md, "Errors").
 //
 // # Recovery rules
 //
