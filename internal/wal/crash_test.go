@@ -121,8 +121,12 @@ func TestCrashConcurrent(t *testing.T) {
 	defer func() {
 		t.Logf("%d crash points: %d records recovered, %d had been acknowledged, %d as durable",
 			points, recovered, acked, durable)
-		if durable == 0 || recovered <= durable {
-			t.Errorf("the crashes hit no durable records, or none beyond")
+		// Whether unsynced records also survive depends on where the
+		// periodic syncs fell (timing), so it is logged, not required; that
+		// records were acknowledged durable and that the crashes cut off
+		// acknowledged records does not.
+		if durable == 0 || acked <= recovered {
+			t.Errorf("no record was acknowledged durable, or the crashes cut off no acknowledged record")
 		}
 	}()
 	for p := 0; p < points; p++ {
