@@ -158,12 +158,10 @@ type benchRunner struct {
 	exe        string // the running strata binary
 	build      string // the revision it was built from (bench.BuildOf)
 	strata     binLocator
-	strataBin  string                 // located on first use
-	strataNote string                 // said in every Strata result when it is not strata-bench-child
-	peersDir   string                 // --peers-dir
-	peers      map[string]*binLocator // by engine, made on first use
-	peerBins   map[string]string      // by engine, located on first use
-	peerNotes  map[string]string      // by engine: said in its results
+	strataBin  string              // located on first use
+	strataNote string              // said in every Strata result when it is not strata-bench-child
+	peersDir   string              // --peers-dir
+	peers      map[string]*peerBin // by engine, made on first use
 	view       progressView
 	children   int
 	tempDirs   []string // removed by close
@@ -188,9 +186,7 @@ func newBenchRunner(stderr io.Writer, f benchFlags) (*benchRunner, error) {
 		build:      bench.OwnBuild(),
 		strata:     newChildLocator(f.strataBin, stderr),
 		peersDir:   f.peersDir,
-		peers:      map[string]*binLocator{},
-		peerBins:   map[string]string{},
-		peerNotes:  map[string]string{},
+		peers:      map[string]*peerBin{},
 		view:       newProgressView(stderr),
 	}
 	if f.peersBin != "" {
@@ -303,7 +299,10 @@ func (r *benchRunner) trackBuilds(l *binLocator) {
 // binNote is the note a result of engine carries about its binary.
 func (r *benchRunner) binNote(engine string) string {
 	if peerEngines[engine] {
-		return r.peerNotes[engine]
+		if pb := r.peers[engine]; pb != nil {
+			return pb.note
+		}
+		return ""
 	}
 	return r.strataNote
 }
@@ -340,25 +339,32 @@ func (r *benchRunner) binFor(engine string) (string, error) {
 		}
 		return r.strataBin, nil
 	}
-	if p, ok := r.peerBins[engine]; ok {
-		return p, nil
-	}
-	l, ok := r.peers[engine]
+	pb, ok := r.peers[engine]
 	if !ok {
-		nl := newPeerLocator(engine, r.peersDir, r.stderr)
-		l = &nl
-		r.trackBuilds(l)
-		r.peers[engine] = l
+		pb = &peerBin{locator: newPeerLocator(engine, r.peersDir, r.stderr)}
+		r.trackBuilds(&pb.locator)
+		r.peers[engine] = pb
 	}
-	p, err := l.locate()
+	if pb.path != "" {
+		return pb.path, nil
+	}
+	p, err := pb.locator.locate()
 	if err != nil {
 		return "", err
 	}
-	r.peerBins[engine] = p
+	pb.path = p
 	// The peers' harness (internal/bench: the workloads, the timing) is
 	// compiled into their binaries too.
-	if r.peerNotes[engine] = r.staleBuildNote(p); r.peerNotes[engine] != "" {
-		fmt.Fprintln(r.stderr, "note:", r.peerNotes[engine])
+	if pb.note = r.staleBuildNote(p); pb.note != "" {
+		fmt.Fprintln(r.stderr, "note:", pb.note)
 	}
 	return p, nil
+}
+
+// peerBin is a peer engine's child binary: how it is found, where it was
+// found (on first use) and what its results say about it.
+type peerBin struct {
+	locator binLocator
+	path    string // located on first use
+	note    string // said in its results: a build other than strata's
 }
