@@ -213,7 +213,7 @@ func (pt *partition) load(id PageID, mode Mode, acc access) (pg Page, retry bool
 
 	bp := pt.pool.getScratch()
 	img, readTime, err := ld.fill(pt, (*bp)[:0])
-	if err == nil && pt.pool.opts.Verify != nil {
+	if err == nil && pt.pool.opts.Verify != nil && (!ld.promote || ld.readAhead) {
 		err = pt.pool.opts.Verify(id, pt.frameData(f))
 	}
 

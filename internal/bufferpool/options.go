@@ -55,9 +55,12 @@ type Options struct {
 	// 0.25.
 	DirtyLimit float64
 	// Verify, if set, checks a page's bytes when they enter a frame from
-	// the store or the compressed tier (not on hits): the layer above
-	// validates its page format once per load instead of on every access.
-	// An error fails the load.
+	// the store, or from an image read ahead (not on hits, nor when an
+	// image made from a frame's bytes — kept from a load that verified
+	// them, written back or demoted from a frame — is promoted: those
+	// bytes were verified or made by the layer above): the layer above
+	// validates its page format once per read from the store instead of
+	// on every access. An error fails the load.
 	Verify func(id PageID, page []byte) error
 	// Progress, if set, counts the work the pool's user has completed
 	// (operations; it only grows). The controller's trials compare their
