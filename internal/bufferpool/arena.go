@@ -28,6 +28,7 @@ func newArena(size int) (*arena, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bufferpool: map %d-byte arena: %w", size, err)
 	}
+	noHugePages(mem)
 	return &arena{mem: mem}, nil
 }
 
