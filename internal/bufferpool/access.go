@@ -486,7 +486,7 @@ func (pt *partition) drop(id PageID) error {
 		// (up to 10 s); a user's hold gets 100 ms from then on (counted
 		// from the cleaner's end, so that the moment between its flag
 		// and its pin going is not taken for a user's pin held all along).
-		if d.flushing.Load() || d.state.Load() != stFrame {
+		if d.flushers.Load() > 0 || d.state.Load() != stFrame {
 			userWait = time.Now()
 			if userWait.Sub(start) > 10*time.Second {
 				return fmt.Errorf("bufferpool: free page %d: %w", id, ErrPinned)

@@ -13,7 +13,8 @@ import (
 //   - It has none, the images have a share and compressing demotions pay
 //     (the controller's gate): it is compressed with the pool's codec
 //     into a new image, outside mu.
-//   - Otherwise it is dropped.
+//   - Otherwise (also while payGrowth pays for metadata, which must not
+//     release mu) it is dropped.
 //
 // Lock rules: demote is called with mu held and the frame's latch held
 // exclusively (TryLocked by evictFrame, which releases it afterwards), and
@@ -40,6 +41,8 @@ func (pt *partition) demote(di, f int32) time.Duration {
 		pt.st.freeDemotions.Add(1)
 		return 0
 	case pt.imagesOff():
+	case pt.dropping:
+		pt.ghostC.add(d.pageID()) // as below: its image would have been kept
 	case !pt.pool.compressing.Load():
 		// Compressing demotions do not pay (the controller's gate):
 		// remember the page as if it had been demoted and evicted, so that

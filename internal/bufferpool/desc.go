@@ -17,7 +17,7 @@ import (
 // atomic fields are read without the mutex by hits (state, id, frame,
 // ref; see tryHit) and changed by page holders (dirty, and pins when they
 // unpin), by hits (warmed, cleared by the first counted hit after a
-// Prefetch; set under the mutex by load) and the page cleaner (flushing). Every function here
+// Prefetch; set under the mutex by load) and the page cleaner (flushers). Every function here
 // is called with the mutex held, except unpin, which takes it.
 
 // pageState is where a cached page is.
@@ -57,8 +57,10 @@ type desc struct {
 	// warmed: Pool.Prefetch loaded the page and counted the load as the
 	// use that follows; that use's frame hit is not counted (countHit).
 	warmed atomic.Bool
-	// flushing: the page cleaner holds a pin to write the page back.
-	flushing atomic.Bool
+	// flushers: how many write-backs (the page cleaner, FlushPages,
+	// FlushAll) hold a pin to write the page back; a count, as two may
+	// write the same page at once.
+	flushers atomic.Int32
 	// hasImage mirrors imgAt ≥ 0, so that MarkDirty knows without the
 	// mutex whether it must drop a redundant image. Written under mu.
 	hasImage atomic.Bool
@@ -110,7 +112,10 @@ func (pt *partition) desc(i int32) *desc {
 // frame and no image; allocFrame has made sure there is one.
 func (pt *partition) allocDesc(id PageID) (int32, *desc) {
 	if len(pt.freeDescs) == 0 {
+		// Another load took the descriptors allocFrame grew while it
+		// released mu: nothing after this pays for them.
 		pt.growDescs()
+		pt.payGrowth()
 	}
 	n := len(pt.freeDescs)
 	di := pt.freeDescs[n-1]

@@ -29,6 +29,7 @@ func (pt *partition) allocFrame(noWait bool) (f int32, slow time.Duration, err e
 	for {
 		if len(pt.freeDescs) == 0 {
 			pt.growDescs() // before choosing, so the eviction below pays for it
+			pt.payGrowth() // what it can before anything releases mu
 		}
 		// Resident above the budget (the metadata grew, or frames were
 		// just evicted for it): free frames' memory goes first.

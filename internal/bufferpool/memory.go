@@ -5,10 +5,13 @@ package bufferpool
 // What counts is resident memory: frames and OS pages of the image arena
 // that are backed by memory, plus the metadata. resident() + metaBytes()
 // never exceeds the budget when mu is released, with one exception: a
-// chunk of 256 descriptors (27 KiB of metadata) is added before the
-// eviction that pays for it, so the partition may be over by that much
-// while the eviction compresses its victim or waits for the cleaner (mu
-// released), or, if nothing can be evicted, until memory is next freed.
+// chunk of 256 descriptors (descChunkMeta, 19 KiB of metadata with 4 KiB
+// pages) is added before the eviction that pays for it, so the partition
+// may be over by that much while the eviction compresses its victim or
+// waits for the cleaner (mu released), or, if nothing can be evicted,
+// until memory is next freed. A chunk that doubles the page table adds
+// 16 bytes per descriptor besides: payGrowth pays for all but a chunk
+// before anything releases mu.
 // Every other allocation of new memory checks the budget first, and
 // memory freed by one tier is released to the kernel (madvise) before the
 // other tier touches new memory. So the process's memory, not only the
@@ -120,6 +123,40 @@ func (pt *partition) releaseIdleFrame() bool {
 // its budget (after the metadata grew).
 func (pt *partition) shedToBudget() {
 	for pt.resident() > pt.avail && pt.releaseIdleFrame() {
+	}
+}
+
+// descChunkMeta is the metadata a chunk of descriptors adds (each with
+// its free-list slot): what the partition may be over its budget by while
+// mu is released (see the top of this file).
+const descChunkMeta = descChunkLen * (descBytes + 4)
+
+// payGrowth brings the partition back within its budget after growDescs,
+// or within a chunk of descriptors of it, by steps that keep mu: idle
+// frames' memory, frames whose demotion is free (they have a redundant
+// image) and images, then, beyond a chunk, clean frames dropped. A chunk
+// that doubles the page table adds 16 bytes per descriptor at once (3% of
+// the budget) besides the chunk, and the eviction that would pay for them
+// may compress, releasing mu over the budget by all of it. What it cannot
+// pay (every frame pinned or dirty, and no image) the next eviction pays
+// as before.
+func (pt *partition) payGrowth() {
+	for pt.resident() > pt.avail {
+		if pt.releaseIdleFrame() {
+			continue
+		}
+		if evicted, _, _ := pt.evictFrame(true); evicted {
+			continue
+		}
+		if pt.shrinkImages(0) || pt.resident()-descChunkMeta <= pt.avail {
+			return
+		}
+		pt.dropping = true
+		evicted, _, _ := pt.evictFrame(false)
+		pt.dropping = false
+		if !evicted {
+			return
+		}
 	}
 }
 

@@ -70,6 +70,9 @@ type partition struct {
 	// frames are under pressure while it is below the number of frames
 	// (see underPressure).
 	sinceEviction int
+	// dropping makes demotions drop pages instead of compressing them
+	// (which releases mu): set by payGrowth while it evicts, under mu.
+	dropping bool
 	// frameEvictions counts frame evictions: the clock of inner pages'
 	// protection (desc.usedAt, frames.go). Written under mu, read
 	// without it by Page.MarkInner.

@@ -115,7 +115,7 @@ func checkInvariants(t *testing.T, p *Pool) {
 			if st == stFree {
 				continue
 			}
-			if d.pins.Load() != 0 && !d.flushing.Load() { // the background cleaner's pins are transient
+			if d.pins.Load() != 0 && d.flushers.Load() == 0 { // the background cleaner's pins are transient
 				t.Errorf("part %d: descriptor %d (page %d) still pinned %d", pi, di, d.pageID(), d.pins.Load())
 			}
 			if d.inner.Load() {

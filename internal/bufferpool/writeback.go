@@ -108,7 +108,7 @@ func (pt *partition) flush(wait bool, limit int) error {
 				continue
 			}
 			d.pins.Add(1)
-			d.flushing.Store(true)
+			d.flushers.Add(1)
 			todo = append(todo, target{f, di})
 		}
 		// In page id order: the store appends them in this order, and
@@ -122,7 +122,7 @@ func (pt *partition) flush(wait bool, limit int) error {
 				if wait {
 					pt.latches[t.f].RLock()
 				} else if !pt.latches[t.f].TryRLock() {
-					d.flushing.Store(false)
+					d.flushers.Add(-1)
 					pt.unpin(t.d)
 					continue
 				}
@@ -137,7 +137,7 @@ func (pt *partition) flush(wait bool, limit int) error {
 				}
 				pt.latches[t.f].RUnlock()
 			}
-			d.flushing.Store(false)
+			d.flushers.Add(-1)
 			pt.unpin(t.d)
 		}
 		// Between batches, holding no pin (a pinned page cannot be
@@ -209,7 +209,7 @@ func (pt *partition) flushPage(id PageID) error {
 			return nil
 		}
 		d.pins.Add(1)
-		d.flushing.Store(true)
+		d.flushers.Add(1)
 		f := d.frame.Load()
 		pt.mu.RUnlock()
 		pt.latches[f].RLock()
@@ -220,7 +220,7 @@ func (pt *partition) flushPage(id PageID) error {
 			}
 		}
 		pt.latches[f].RUnlock()
-		d.flushing.Store(false)
+		d.flushers.Add(-1)
 		pt.unpin(di)
 		runtime.Gosched() // see the top of this file
 		if err == nil {
