@@ -29,44 +29,56 @@ func eioOn(suffix string) vfs.Injector {
 	}
 }
 
-// bufferedOptions are testOptions with buffered segment files: direct
-// writes bypass the OS's cache and are not rewritten.
+// bufferedOptions are testOptions with buffered segment files.
 func bufferedOptions(t *testing.T, fs vfs.FS) Options {
 	o := testOptions(fs, mustCodec(t, "none"))
 	o.DisableDirectIO = true
 	return o
 }
 
+// Segments written with direct I/O too: a file system may take O_DIRECT
+// and still write through its cache (vfs.RewriteRange).
 func TestReopenAfterFailedSegmentSync(t *testing.T) {
-	fs := vfs.NewMem()
-	o := bufferedOptions(t, fs)
-	storeWithFailedSync(t, fs, o, eioOn(".seg"))
+	for _, direct := range []bool{false, true} {
+		t.Run(map[bool]string{false: "buffered", true: "direct"}[direct], func(t *testing.T) {
+			fs := vfs.NewMem()
+			o := bufferedOptions(t, fs)
+			o.DisableDirectIO = !direct
+			storeWithFailedSync(t, fs, o, eioOn(".seg"))
 
-	// The process restarts in the same boot: version 2 reads back from
-	// the cache, and the new session checkpoints what it recovered.
-	s2, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, testPageSize)
-	if err := s2.ReadPage(0, buf); err != nil || !bytes.Equal(buf, pageContent(0, 2, testPageSize)) {
-		t.Fatalf("after the restart, page 0: %v", err)
-	}
-	if err := s2.Checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	killStore(t, s2)
-	fs.Crash(vfs.CrashDropUnsynced, nil)
+			// The process restarts in the same boot: version 2 reads back
+			// from the cache, and the new session checkpoints what it
+			// recovered.
+			s2, err := Open("db", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, seg := range s2.segs {
+				if seg.f.Direct() != direct {
+					t.Fatalf("segment %s: Direct() %v", seg.path, !direct)
+				}
+			}
+			buf := make([]byte, testPageSize)
+			if err := s2.ReadPage(0, buf); err != nil || !bytes.Equal(buf, pageContent(0, 2, testPageSize)) {
+				t.Fatalf("after the restart, page 0: %v", err)
+			}
+			if err := s2.Checkpoint(); err != nil {
+				t.Fatal(err)
+			}
+			killStore(t, s2)
+			fs.Crash(vfs.CrashDropUnsynced, nil)
 
-	s3, err := Open("db", o)
-	if err != nil {
-		t.Fatalf("open after a power loss that followed a successful checkpoint: %v", err)
-	}
-	defer s3.Close()
-	for id := PageID(0); id < 3; id++ {
-		if err := s3.ReadPage(id, buf); err != nil || !bytes.Equal(buf, pageContent(id, 2, testPageSize)) {
-			t.Fatalf("page %d after the power loss: %v", id, err)
-		}
+			s3, err := Open("db", o)
+			if err != nil {
+				t.Fatalf("open after a power loss that followed a successful checkpoint: %v", err)
+			}
+			defer s3.Close()
+			for id := PageID(0); id < 3; id++ {
+				if err := s3.ReadPage(id, buf); err != nil || !bytes.Equal(buf, pageContent(id, 2, testPageSize)) {
+					t.Fatalf("page %d after the power loss: %v", id, err)
+				}
+			}
+		})
 	}
 }
 

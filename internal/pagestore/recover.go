@@ -441,7 +441,7 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 		}
 		// What was replayed may be only in the OS's cache, marked clean
 		// after a failed fsync: written again before it is synced below
-		// (vfs.RewriteRange; segments written with direct I/O are not).
+		// (vfs.RewriteRange; direct segments too, in whole blocks).
 		if err := vfs.RewriteRange(seg.f, from, end); err != nil {
 			return fmt.Errorf("pagestore: segment %s: %w", seg.path, err)
 		}

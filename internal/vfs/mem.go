@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -187,6 +188,13 @@ func (n *memNode) resize(size int64) {
 // writeAt writes p at off, growing the file with zeros as needed.
 func (n *memNode) writeAt(p []byte, off int64) {
 	if len(p) == 0 {
+		return
+	}
+	if end := off + int64(len(p)); end <= int64(len(n.data)) && bytes.Equal(n.data[off:end], p) {
+		// The bytes it holds already (recovery writing what it replays
+		// again): nothing to copy, only lost bytes to dirty again.
+		n.unlose(off&^(osPageSize-1), (end+osPageSize-1)&^(osPageSize-1))
+		n.modTime = time.Now()
 		return
 	}
 	n.cow(min(off, int64(len(n.data))))

@@ -1,9 +1,19 @@
 package vfs
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
 
 // rewriteChunk is the most RewriteRange holds at a time.
 const rewriteChunk = 256 << 10
+
+// rewriteBufs keeps RewriteRange's buffers (rewriteChunk bytes, aligned
+// for direct I/O): recovery rewrites a range of every segment it replays,
+// and its memory must not grow with their number.
+var rewriteBufs = sync.Pool{New: func() any { b := AlignedBuffer(rewriteChunk); return &b }}
 
 // unalignedIO is a File that checks its callers' alignment although it is
 // buffered (direct I/O asked, the file system refused it: OS, or MemFS
@@ -14,8 +24,8 @@ type unalignedIO interface {
 }
 
 // RewriteRange writes bytes [from, to) of f again with what reading them
-// returns, unless f uses direct I/O; the caller syncs f. Recovery calls it
-// on what it replays from a buffered file before it syncs it.
+// returns; the caller syncs f. Recovery calls it on what it replays before
+// it syncs it.
 //
 // After a failed fsync, Linux marks the pages whose write-back failed
 // clean: they stay readable from the OS's cache in this boot, a later
@@ -25,10 +35,19 @@ type unalignedIO interface {
 // effect, and build on them. Writing them again dirties the pages, and the
 // fsync that follows persists them or fails. (MemFS models this: a failed
 // Sync loses the file's dirty bytes; a write of them dirties them again.)
-// Direct writes bypass the OS's cache and leave no such copy.
+//
+// A file open for direct I/O is rewritten too, in whole blocks (the
+// bytes around the range are written as they are): Direct only says the
+// file system took O_DIRECT, and some write such files through the OS's
+// cache all the same (ext4 with data=journal or on encrypted inodes,
+// btrfs in some cases, ZFS before 2.3); a write that did reach the device
+// is written again unchanged.
 func RewriteRange(f File, from, to int64) error {
-	if f.Direct() || from >= to {
+	if from >= to {
 		return nil
+	}
+	if f.Direct() {
+		return rewriteBlocks(f, from, to)
 	}
 	// A buffered file opened for direct I/O still checks alignment; the
 	// range need not be aligned (a torn tail ends anywhere).
@@ -36,7 +55,9 @@ func RewriteRange(f File, from, to int64) error {
 	if u, ok := f.(unalignedIO); ok {
 		readAt, writeAt = u.readAtUnaligned, u.writeAtUnaligned
 	}
-	buf := make([]byte, min(rewriteChunk, to-from))
+	bp := rewriteBufs.Get().(*[]byte)
+	defer rewriteBufs.Put(bp)
+	buf := *bp
 	for off := from; off < to; {
 		n := min(int64(len(buf)), to-off)
 		if _, err := readAt(buf[:n], off); err != nil {
@@ -46,6 +67,44 @@ func RewriteRange(f File, from, to int64) error {
 			return fmt.Errorf("write %d bytes at %d again: %w", n, off, err)
 		}
 		off += n
+	}
+	return nil
+}
+
+// rewriteBlocks is RewriteRange for a file open for direct I/O: the blocks
+// that hold [from, to) are read and written whole, with an aligned buffer.
+// A last block that ends past the end of the file is written whole too
+// (zeros past the end), and the file then cut back to its size.
+func rewriteBlocks(f File, from, to int64) error {
+	size, err := f.Size()
+	if err != nil {
+		return fmt.Errorf("size of the file to write again: %w", err)
+	}
+	to = min(to, size)
+	if from >= to {
+		return nil
+	}
+	start := from &^ (BlockSize - 1)
+	end := (to + BlockSize - 1) &^ (BlockSize - 1)
+	bp := rewriteBufs.Get().(*[]byte)
+	defer rewriteBufs.Put(bp)
+	buf := *bp
+	for off := start; off < end; {
+		n := min(int64(len(buf)), end-off)
+		got, err := f.ReadAt(buf[:n], off)
+		if err != nil && !(errors.Is(err, io.EOF) && off+int64(got) >= size) {
+			return fmt.Errorf("read %d bytes at %d to write them again: %w", n, off, err)
+		}
+		clear(buf[got:n]) // past the end of the file
+		if _, err := f.WriteAt(buf[:n], off); err != nil {
+			return fmt.Errorf("write %d bytes at %d again: %w", n, off, err)
+		}
+		off += n
+	}
+	if end > size {
+		if err := f.Truncate(size); err != nil {
+			return fmt.Errorf("cut the file back to %d bytes after writing its last block again: %w", size, err)
+		}
 	}
 	return nil
 }
