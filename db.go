@@ -708,11 +708,16 @@ func (db *DB) commit(b *Batch, opts *WriteOptions) error {
 	}
 	defer db.leave()
 	deferIt := db.deferCommit(b)
-	if (deferIt || db.dq.queued.Load() > 0) && int64(b.size) <= db.dq.limit {
+	// What the batch takes in the queue: its keys count twice, in the
+	// batch and in the index.
+	room := 2*int64(b.size) + batchOverhead + int64(b.n)*writeOverhead
+	if (deferIt || db.dq.queued.Load() > 0) && room <= db.dq.limit {
 		// It may be queued (commitQueued): each committer adds one batch
-		// at most beyond the room it found. (Its keys count twice: in
-		// the batch and in the index.)
-		db.dq.waitRoom(2*int64(b.size) + batchOverhead + int64(b.n)*writeOverhead)
+		// at most beyond the room it found. A batch the queue cannot hold
+		// beside anything does not wait for room (only an empty queue
+		// would do, which committers that fit keep from happening): it
+		// applies the queue and commits directly.
+		db.dq.waitRoom(room)
 	}
 	db.writeMu.Lock()
 	if db.failed != nil {
@@ -724,7 +729,7 @@ func (db *DB) commit(b *Batch, opts *WriteOptions) error {
 	if db.dq.queued.Load() == 0 && !deferIt {
 		lsn, err = db.commitLocked(b.ops(), nil)
 	} else {
-		lsn, err = db.commitQueued(b.ops(), int64(b.size), deferIt)
+		lsn, err = db.commitQueued(b.ops(), room, deferIt)
 	}
 	db.writeMu.Unlock()
 	if err != nil {
@@ -846,7 +851,7 @@ func (db *DB) commitLocked(ops [][]byte, tx *btree.Tx) (uint64, error) {
 		for _, chunk := range ops {
 			if err := applyOps(tx, chunk); err != nil {
 				db.abort(tx)
-				return 0, fmt.Errorf("strata: %w", err)
+				return 0, db.readErr(err) // ErrCorrupt for a corrupt page, as for a read
 			}
 		}
 	}
@@ -1059,6 +1064,9 @@ func (db *DB) abort(tx *btree.Tx) {
 		ids, err = tx.Abort()
 	}
 	if err != nil {
+		if corruptPage(err) {
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err) // what every later read returns
+		}
 		db.failed = &failure{"strata: discarding a failed commit, reopen to recover", err}
 		db.broken = db.failed
 	}

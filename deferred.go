@@ -337,10 +337,11 @@ func (db *DB) deferCommit(b *Batch) bool {
 }
 
 // commitQueued commits ops while commits are queued, or deferIt (its
-// pages are not in memory). Called with writeMu held.
+// pages are not in memory); room is what the batch would take in the
+// queue. Called with writeMu held.
 //
-//   - Too large for the queue (or deferral turned off): after applying
-//     the queue, directly.
+//   - Too large for the queue (room over its limit), or deferral turned
+//     off: after applying the queue, directly.
 //   - deferIt, or commits that found pages missing are queued: queued
 //     behind them. A committer never reads the queue's missing pages
 //     holding writeMu: the applier reads them outside every lock, while
@@ -357,8 +358,8 @@ func (db *DB) deferCommit(b *Batch) bool {
 //     CPU, and the queue outgrew its limit), while no commit applies more
 //     than one group: after a long read, hundreds of commits may be
 //     queued.
-func (db *DB) commitQueued(ops [][]byte, size int64, deferIt bool) (uint64, error) {
-	if size > db.dq.limit || db.opts.DisableDeferredCommits {
+func (db *DB) commitQueued(ops [][]byte, room int64, deferIt bool) (uint64, error) {
+	if room > db.dq.limit || db.opts.DisableDeferredCommits {
 		if err := db.applyDeferredLocked(-1, true); err != nil {
 			return 0, err
 		}
@@ -471,7 +472,15 @@ func (db *DB) applyDeferredLocked(n int, read bool) error {
 // writeMu held.
 func (db *DB) failDeferred(err error) error {
 	if db.failed == nil {
-		db.failed = &failure{"strata: deferred commits could not be applied, reopen to recover them from the WAL", err}
+		if corruptPage(err) {
+			// Reopening replays them, and meets the same page: the
+			// database does not open until it is restored (a known
+			// limit: a deferred commit is acknowledged before its pages
+			// are read; docs/ARCHITECTURE.md, "Deferred commits").
+			db.failed = &failure{"strata: deferred commits could not be applied: a page they change is corrupt", fmt.Errorf("%w: %w", ErrCorrupt, err)}
+		} else {
+			db.failed = &failure{"strata: deferred commits could not be applied, reopen to recover them from the WAL", err}
+		}
 	}
 	db.dq.fail(db.failed)
 	return db.failed

@@ -72,11 +72,20 @@ func TestDeferredCommitWaitsForNoRead(t *testing.T) {
 	if st.DeferredCommits != 1 || st.DeferredQueued != 1 {
 		t.Fatalf("deferred %d, queued %d; want 1 and 1 while the read is held", st.DeferredCommits, st.DeferredQueued)
 	}
-	// A queue full (a limit below what the first commit takes) makes the
-	// next commit wait for room, until the applier has applied the first.
-	db.dq.limit = 100
+	// A queue full (a limit that holds the next commit, but not beside
+	// the first) makes the next commit wait for room, until the applier
+	// has applied the first. (A commit over the limit would not wait: it
+	// applies the queue itself.)
+	next := db.NewBatch()
+	if err := next.Set([]byte("k000001"), []byte("second")); err != nil {
+		t.Fatal(err)
+	}
+	room := 2*int64(next.size) + batchOverhead + int64(next.n)*writeOverhead
+	db.dq.mu.Lock()
+	db.dq.limit = db.dq.bytes + room - 1
+	db.dq.mu.Unlock()
 	second := make(chan error, 1)
-	go func() { second <- db.Set([]byte("k000001"), []byte("second")) }()
+	go func() { second <- next.Commit(nil) }()
 	select {
 	case err := <-second:
 		t.Fatalf("a commit went into a full queue (%v)", err)
