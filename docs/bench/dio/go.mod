@@ -1,0 +1,3 @@
+module github.com/stratadb/strata/docs/bench/dio
+
+go 1.26.0
