@@ -46,15 +46,9 @@ func newCountingTestPoolOn(t *testing.T, s Store) *Pool {
 func TestGetCachedReadsNothing(t *testing.T) {
 	p, s := newCountingTestPool(t)
 	const n = countingTestPages
-	pt := p.parts[0]
 	where := func(id PageID) pageState {
-		pt.mu.RLock()
-		defer pt.mu.RUnlock()
-		di, ok := pt.table.lookup(id)
-		if !ok {
-			return stFree
-		}
-		return pt.desc(di).state.Load()
+		_, st, _, _, _ := stateOf(p, id) // stFree if not cached
+		return st
 	}
 	// Pages in frames first, then images, then the others: promoting or
 	// reading a page evicts others.

@@ -44,15 +44,9 @@ func TestVerifyOnceFromTheStore(t *testing.T) {
 	defer s.Close()
 	v := &verifyCounter{calls: map[PageID]int{}, fail: map[PageID]bool{}}
 	p := coldPool(t, s, 300, Options{CacheSize: 512 << 10, Partitions: 1, FixedShare: true, CompressedShare: 0.5, Verify: v.verify})
-	pt := p.parts[0]
 	state := func(id PageID) pageState {
-		pt.mu.RLock()
-		defer pt.mu.RUnlock()
-		di, ok := pt.table.lookup(id)
-		if !ok {
-			return stFree
-		}
-		return pt.desc(di).state.Load()
+		_, st, _, _, _ := stateOf(p, id) // stFree if not cached
+		return st
 	}
 	for range 2 {
 		for id := PageID(0); id < 200; id++ {

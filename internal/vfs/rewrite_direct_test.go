@@ -27,11 +27,7 @@ func TestRewriteRangeDirect(t *testing.T) {
 		if !f.Direct() {
 			t.Fatal("MemFS file not Direct")
 		}
-		b := AlignedBuffer(size)
-		copy(b, want)
-		_, err = f.WriteAt(b, 0)
-		must(t, err)
-		must(t, f.Truncate(size))
+		writeTorn(t, f, want)
 		must(t, m.SyncDir("."))
 		m.SetInjector(func(op Op, path string) error {
 			if op == OpSync {
@@ -66,11 +62,7 @@ func TestRewriteRangeDirect(t *testing.T) {
 		if !f.Direct() {
 			t.Skip("the file system refused O_DIRECT")
 		}
-		b := AlignedBuffer(size)
-		copy(b, want)
-		_, err = f.WriteAt(b, 0)
-		must(t, err)
-		must(t, f.Truncate(size))
+		writeTorn(t, f, want)
 		must(t, RewriteRange(f, 100, size))
 		got := AlignedBuffer(size)
 		n, _ := f.ReadAt(got, 0)
@@ -81,4 +73,15 @@ func TestRewriteRangeDirect(t *testing.T) {
 			t.Fatalf("size %d, %v; want %d", n, err, size)
 		}
 	})
+}
+
+// writeTorn writes want to direct file f in whole blocks, then cuts the
+// file to len(want) (a torn tail's size).
+func writeTorn(t *testing.T, f File, want []byte) {
+	t.Helper()
+	b := AlignedBuffer(len(want))
+	copy(b, want)
+	_, err := f.WriteAt(b, 0)
+	must(t, err)
+	must(t, f.Truncate(int64(len(want))))
 }
