@@ -27,9 +27,12 @@ import (
 //
 // Records follow from offset segmentHeaderSize, packed back to back. When
 // the store syncs, it pads the rest of the current 4 KiB block with zeros so
-// that no block holding synced records is ever written again (a torn rewrite
-// of such a block could destroy acknowledged data). A zero where a record's
-// magic would be therefore means "skip to the next block boundary".
+// that no block holding synced records is ever written with other bytes
+// (a torn rewrite of such a block could destroy acknowledged data).
+// Recovery writes the blocks it replays again, byte for byte the same
+// (vfs.RewriteRange, after a failed fsync), so a torn rewrite leaves each
+// sector as it was. A zero where a record's magic would be therefore means
+// "skip to the next block boundary".
 const (
 	segmentHeaderSize = 32
 	segmentVersion    = 2

@@ -1,9 +1,7 @@
 package vfs
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"sync"
 )
 
@@ -37,11 +35,13 @@ type unalignedIO interface {
 // Sync loses the file's dirty bytes; a write of them dirties them again.)
 //
 // A file open for direct I/O is rewritten too, in whole blocks (the
-// bytes around the range are written as they are): Direct only says the
-// file system took O_DIRECT, and some write such files through the OS's
-// cache all the same (ext4 with data=journal or on encrypted inodes,
-// btrfs in some cases, ZFS before 2.3); a write that did reach the device
-// is written again unchanged.
+// bytes around the range are written as they are; see rewriteBlocks for
+// a last block the end of the file cuts): Direct only says the file
+// system took O_DIRECT, and some write such files through the OS's cache
+// all the same (ext4 with data=journal or on encrypted inodes, btrfs in
+// some cases, ZFS before 2.3); a write that did reach the device is
+// written again unchanged. Blocks written again hold the same bytes, so
+// a torn rewrite leaves each sector old or new alike.
 func RewriteRange(f File, from, to int64) error {
 	if from >= to {
 		return nil
@@ -72,39 +72,32 @@ func RewriteRange(f File, from, to int64) error {
 }
 
 // rewriteBlocks is RewriteRange for a file open for direct I/O: the blocks
-// that hold [from, to) are read and written whole, with an aligned buffer.
-// A last block that ends past the end of the file is written whole too
-// (zeros past the end), and the file then cut back to its size.
+// that hold [from, to) are read and written whole, with an aligned buffer,
+// except a last block that the end of the file cuts: a direct write cannot
+// rewrite it without growing the file, and a crash between that write and
+// the cut back would leave bytes past the old end (a torn sector) that the
+// file's next reader takes for damage. Such a block is left as it is: a
+// file written with direct I/O ends inside a block only where a recovery
+// cut a torn tail, and synced the file, before.
 func rewriteBlocks(f File, from, to int64) error {
 	size, err := f.Size()
 	if err != nil {
 		return fmt.Errorf("size of the file to write again: %w", err)
 	}
-	to = min(to, size)
-	if from >= to {
-		return nil
-	}
 	start := from &^ (BlockSize - 1)
-	end := (to + BlockSize - 1) &^ (BlockSize - 1)
+	end := min((to+BlockSize-1)&^(BlockSize-1), size&^(BlockSize-1))
 	bp := rewriteBufs.Get().(*[]byte)
 	defer rewriteBufs.Put(bp)
 	buf := *bp
 	for off := start; off < end; {
 		n := min(int64(len(buf)), end-off)
-		got, err := f.ReadAt(buf[:n], off)
-		if err != nil && !(errors.Is(err, io.EOF) && off+int64(got) >= size) {
+		if _, err := f.ReadAt(buf[:n], off); err != nil {
 			return fmt.Errorf("read %d bytes at %d to write them again: %w", n, off, err)
 		}
-		clear(buf[got:n]) // past the end of the file
 		if _, err := f.WriteAt(buf[:n], off); err != nil {
 			return fmt.Errorf("write %d bytes at %d again: %w", n, off, err)
 		}
 		off += n
-	}
-	if end > size {
-		if err := f.Truncate(size); err != nil {
-			return fmt.Errorf("cut the file back to %d bytes after writing its last block again: %w", size, err)
-		}
 	}
 	return nil
 }
