@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratadb/strata/internal/btree"
 	"github.com/stratadb/strata/internal/vfs"
 )
 
@@ -180,4 +181,21 @@ func TestCommitOnCorruptPageIsErrCorrupt(t *testing.T) {
 		return
 	}
 	t.Skip("no corruption reached a leaf")
+}
+
+// TestFailedDeferredCommitsSayCorruptOnce: the applier's error on a
+// corrupt page is ErrCorrupt already (db.readErr); the database's failure
+// says so once, not "corrupt data: strata: corrupt data" (found by a
+// reviewer).
+func TestFailedDeferredCommitsSayCorruptOnce(t *testing.T) {
+	db := &DB{}
+	db.dq.init(1 << 20)
+	applied := db.readErr(fmt.Errorf("apply deferred commits: %w", fmt.Errorf("page 7: %w", btree.ErrCorruptNode)))
+	err := db.failDeferred(applied)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("%v: not ErrCorrupt", err)
+	}
+	if n := strings.Count(err.Error(), "corrupt data"); n != 1 {
+		t.Fatalf("%q says %q %d times", err.Error(), "corrupt data", n)
+	}
 }

@@ -708,9 +708,7 @@ func (db *DB) commit(b *Batch, opts *WriteOptions) error {
 	}
 	defer db.leave()
 	deferIt := db.deferCommit(b)
-	// What the batch takes in the queue: its keys count twice, in the
-	// batch and in the index.
-	room := 2*int64(b.size) + batchOverhead + int64(b.n)*writeOverhead
+	room := queueRoom(b)
 	if (deferIt || db.dq.queued.Load() > 0) && room <= db.dq.limit {
 		// It may be queued (commitQueued): each committer adds one batch
 		// at most beyond the room it found. A batch the queue cannot hold

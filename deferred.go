@@ -324,16 +324,23 @@ func (q *deferQueue) fail(err error) {
 
 // deferCommit reads the pages a commit of b needs that are in memory as
 // images (prefetch), and reports whether the commit should be deferred
-// because one is on disk, where it may be: reads asynchronous, and b no
-// larger than the queue's limit (otherwise prefetch reads them all, as
-// before deferral). commitQueued decides the rest under writeMu. Called
+// because one is on disk, where it may be: reads asynchronous, and b's
+// room in the queue within its limit (otherwise prefetch reads them all,
+// outside every lock, and the commit applies the queue and goes in
+// directly). commitQueued decides the rest under writeMu. Called
 // without locks.
 func (db *DB) deferCommit(b *Batch) bool {
-	may := !db.opts.DisableDeferredCommits && int64(b.size) <= db.dq.limit
+	may := !db.opts.DisableDeferredCommits && queueRoom(b) <= db.dq.limit
 	if may && deferTest != nil {
 		return deferTest()
 	}
 	return db.prefetch(b, may && db.asyncReads())
+}
+
+// queueRoom is what batch b takes in the deferred queue: its keys count
+// twice, in the batch and in the index.
+func queueRoom(b *Batch) int64 {
+	return 2*int64(b.size) + batchOverhead + int64(b.n)*writeOverhead
 }
 
 // commitQueued commits ops while commits are queued, or deferIt (its
@@ -477,7 +484,10 @@ func (db *DB) failDeferred(err error) error {
 			// database does not open until it is restored (a known
 			// limit: a deferred commit is acknowledged before its pages
 			// are read; docs/ARCHITECTURE.md, "Deferred commits").
-			db.failed = &failure{"strata: deferred commits could not be applied: a page they change is corrupt", fmt.Errorf("%w: %w", ErrCorrupt, err)}
+			if !errors.Is(err, ErrCorrupt) {
+				err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+			}
+			db.failed = &failure{"strata: deferred commits could not be applied: a page they change is corrupt", err}
 		} else {
 			db.failed = &failure{"strata: deferred commits could not be applied, reopen to recover them from the WAL", err}
 		}

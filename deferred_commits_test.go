@@ -80,7 +80,7 @@ func TestDeferredCommitWaitsForNoRead(t *testing.T) {
 	if err := next.Set([]byte("k000001"), []byte("second")); err != nil {
 		t.Fatal(err)
 	}
-	room := 2*int64(next.size) + batchOverhead + int64(next.n)*writeOverhead
+	room := queueRoom(next)
 	db.dq.mu.Lock()
 	db.dq.limit = db.dq.bytes + room - 1
 	db.dq.mu.Unlock()

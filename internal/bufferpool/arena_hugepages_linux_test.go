@@ -16,6 +16,9 @@ import (
 // 2 MiB page resident, and the pool's count of resident memory (its
 // budget) would not be the process's.
 func TestArenasRefuseHugePages(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
+		t.Skipf("no transparent huge pages here (%v): no advice to give", err)
+	}
 	s := openStore(t, vfs.NewMem(), "lz4")
 	defer s.Close()
 	p, err := New(s, Options{CacheSize: 16 << 20, Partitions: 1})
