@@ -450,13 +450,21 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 				return fmt.Errorf("pagestore: segment %s offset %d: %w: %s", seg.path, end, ErrCorrupt, tornErr)
 			}
 			s.log.Warn("pagestore: dropping torn log tail", "file", seg.path, "offset", end, "bytes", seg.size-end, "reason", tornErr)
-			if err := seg.f.Truncate(end); err != nil {
-				return fmt.Errorf("pagestore: truncate torn tail of %s at %d: %w", seg.path, end, err)
+			// A direct segment is cut on a block boundary, the rest of
+			// the block zeroed (padding), so that the next recovery
+			// can write every block it replays again (vfs.RewriteRange
+			// leaves a block the end of the file cuts).
+			cut, err := vfs.ZeroBlockTail(seg.f, end)
+			if err != nil {
+				return fmt.Errorf("pagestore: cut torn tail of %s at %d: %w", seg.path, end, err)
+			}
+			if err := seg.f.Truncate(cut); err != nil {
+				return fmt.Errorf("pagestore: truncate torn tail of %s at %d: %w", seg.path, cut, err)
 			}
 			if err := seg.f.Sync(); err != nil {
 				return fmt.Errorf("pagestore: sync %s: %w", seg.path, err)
 			}
-			seg.size = end
+			seg.size = cut
 		} else if err := seg.f.Sync(); err != nil {
 			// What was replayed may be only in the OS's cache (the last
 			// session died, or its fsync failed, before it was synced):

@@ -71,6 +71,31 @@ func RewriteRange(f File, from, to int64) error {
 	return nil
 }
 
+// ZeroBlockTail zeros the bytes of f from off to the end of the block that
+// holds off, with one aligned write of that block, and returns that end:
+// where a file written with direct I/O is cut (a torn tail) so that it
+// still ends on a block boundary, and the zeros then read as padding.
+// For a buffered file, or an aligned off, it writes nothing and returns
+// off.
+func ZeroBlockTail(f File, off int64) (int64, error) {
+	if !f.Direct() || off%BlockSize == 0 {
+		return off, nil
+	}
+	start := off &^ (BlockSize - 1)
+	bp := rewriteBufs.Get().(*[]byte)
+	defer rewriteBufs.Put(bp)
+	block := (*bp)[:BlockSize]
+	n, err := f.ReadAt(block, start)
+	if n < int(off-start) {
+		return 0, fmt.Errorf("read the block at %d to zero it from %d: %w", start, off, err)
+	}
+	clear(block[off-start:])
+	if _, err := f.WriteAt(block, start); err != nil {
+		return 0, fmt.Errorf("zero the block at %d from %d: %w", start, off, err)
+	}
+	return start + BlockSize, nil
+}
+
 // rewriteBlocks is RewriteRange for a file open for direct I/O: the blocks
 // that hold [from, to) are read and written whole, with an aligned buffer,
 // except a last block that the end of the file cuts: a direct write cannot
@@ -78,7 +103,8 @@ func RewriteRange(f File, from, to int64) error {
 // the cut back would leave bytes past the old end (a torn sector) that the
 // file's next reader takes for damage. Such a block is left as it is: a
 // file written with direct I/O ends inside a block only where a recovery
-// cut a torn tail, and synced the file, before.
+// of an earlier version cut a torn tail (recovery now cuts on a block
+// boundary, after zeroing the rest of the block: ZeroBlockTail).
 func rewriteBlocks(f File, from, to int64) error {
 	size, err := f.Size()
 	if err != nil {
