@@ -69,7 +69,8 @@ import (
 // again in the index and writeOverhead, per batch batchOverhead. A
 // committer waits, before it takes writeMu, until the queue has room;
 // committers that found room at once may each add one batch beyond it.
-// A batch larger than the limit is applied directly, after the queue.
+// A batch whose room (queueRoom) exceeds the limit is applied directly,
+// after the queue, without waiting for room.
 //
 // When the applier cannot apply a group (an I/O error reading a page, a
 // failed publish), it tries again deferRetries times, reading the pages
