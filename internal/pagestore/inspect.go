@@ -541,7 +541,7 @@ func (sc *segmentScan) replay(info *SegmentInfo, data []byte, from int64, seen f
 	case torn != "" && afterClean:
 		in.note(path, end, torn+" (after a clean close nothing follows the checkpoint)", false)
 	case torn != "":
-		in.note(path, end, fmt.Sprintf("%s: a torn write at the end of the stream's log; Open truncates the %d bytes from here", torn, size-end), true)
+		in.note(path, end, fmt.Sprintf("%s: a torn write at the end of the stream's log; Open cuts the %d bytes from here (zeroing them to the end of their block, if the segment is written with direct I/O)", torn, size-end), true)
 		sc.sizes[n] = end
 	case afterClean && end < size && end%vfs.BlockSize != 0:
 		in.note(path, end, "the file ends inside padding (a clean close syncs its padding)", false)
