@@ -2,7 +2,6 @@ package pagestore
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -96,51 +95,20 @@ func TestCutDoesNotResurrectPastTorn(t *testing.T) {
 		t.Logf("plain recovery: p0=%d p1=%d p2=%d", cutTestVersion(t, sc, 0), cutTestVersion(t, sc, 1), cutTestVersion(t, sc, 2))
 		sc.Close()
 	}
-	modes := []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn, vfs.CrashDropUnsynced | vfs.CrashNamespace, vfs.CrashTorn | vfs.CrashNamespace, vfs.CrashStrict}
-	bad, failed := 0, 0
-	for k := 1; k < 400; k++ {
-		fsk := base.CrashClone(vfs.CrashDropUnsynced, nil)
-		fsk.CrashAfterOps(k)
-		o2 := o
-		o2.FS = fsk
-		if s2, err := Open("db", o2); err == nil {
-			_ = s2.lock.Close()
-		}
-		if !fsk.Crashed() {
-			t.Logf("recovery done in %d ops", k-1)
-			break
-		}
-		for _, mode := range modes {
-			for seed := uint64(0); seed < 16; seed++ {
-				var rng *rand.Rand
-				if mode != vfs.CrashDropUnsynced {
-					rng = rand.New(rand.NewPCG(seed, uint64(k)))
-				}
-				img := fsk.CrashedClone(mode, rng)
-				o3 := o
-				o3.FS = img
-				s3, err := Open("db", o3)
-				if err != nil {
-					failed++
-					if failed <= 3 {
-						t.Errorf("op %d %v seed %d: reopen: %v", k, mode, seed, err)
-					}
-					continue
-				}
-				p1, p2 := cutTestVersion(t, s3, 1), cutTestVersion(t, s3, 2)
-				if p2 == 6 && p1 != 6 {
-					bad++
-					if bad <= 5 || seed == 0 {
-						t.Errorf("op %d %v seed %d: not a prefix: page 1 v%d (X lost), page 2 v%d (Y, written after X) kept", k, mode, seed, p1, p2)
-					}
-				}
-				s3.Close()
-				if mode == vfs.CrashDropUnsynced || mode == vfs.CrashDropUnsynced|vfs.CrashNamespace {
-					break
+	bad := 0
+	failed := crashEachOp(t, base, o, 600, allCrashModes, 16,
+		func(o Options) {
+			if s2, err := Open("db", o); err == nil {
+				_ = s2.lock.Close()
+			}
+		},
+		func(s *Store, at string) {
+			if p1, p2 := cutTestVersion(t, s, 1), cutTestVersion(t, s, 2); p2 == 6 && p1 != 6 {
+				if bad++; bad <= 5 {
+					t.Errorf("%s: not a prefix: page 1 v%d (X lost), page 2 v%d (Y, written after X) kept", at, p1, p2)
 				}
 			}
-		}
-	}
+		})
 	t.Logf("non-prefix images: %d, failed opens: %d", bad, failed)
 }
 
@@ -180,54 +148,25 @@ func TestCrashMidCutShortTail(t *testing.T) {
 	}
 	f.Sync()
 	f.Close()
-	modes := []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn, vfs.CrashDropUnsynced | vfs.CrashNamespace, vfs.CrashTorn | vfs.CrashNamespace, vfs.CrashStrict}
-	failed, wrong := 0, 0
-	for k := 1; k < 600; k++ {
-		fsk := base.CrashClone(vfs.CrashDropUnsynced, nil)
-		fsk.CrashAfterOps(k)
-		o2 := o
-		o2.FS = fsk
-		if s2, err := Open("db", o2); err == nil {
-			for id := PageID(0); id < 3; id++ {
-				s2.WritePage(id, pageContent(id, 6, testPageSize))
-			}
-			s2.Sync()
-			s2.Checkpoint()
-			_ = s2.lock.Close()
-		}
-		if !fsk.Crashed() {
-			t.Logf("session done in %d ops", k-1)
-			break
-		}
-		for _, mode := range modes {
-			for seed := uint64(0); seed < 16; seed++ {
-				var rng *rand.Rand
-				if mode != vfs.CrashDropUnsynced {
-					rng = rand.New(rand.NewPCG(seed, uint64(k)))
-				}
-				img := fsk.CrashedClone(mode, rng)
-				o3 := o
-				o3.FS = img
-				s3, err := Open("db", o3)
-				if err != nil {
-					failed++
-					if failed <= 3 {
-						t.Errorf("op %d %v seed %d: reopen: %v", k, mode, seed, err)
-					}
-					continue
-				}
+	wrong := 0
+	failed := crashEachOp(t, base, o, 600, allCrashModes, 16,
+		func(o Options) {
+			if s2, err := Open("db", o); err == nil {
 				for id := PageID(0); id < 3; id++ {
-					if v := cutTestVersion(t, s3, id); v != 1 && v != 6 {
-						wrong++
-						t.Errorf("op %d %v seed %d: page %d v%d", k, mode, seed, id, v)
-					}
+					s2.WritePage(id, pageContent(id, 6, testPageSize))
 				}
-				s3.Close()
-				if mode == vfs.CrashDropUnsynced || mode == vfs.CrashDropUnsynced|vfs.CrashNamespace {
-					break
+				s2.Sync()
+				s2.Checkpoint()
+				_ = s2.lock.Close()
+			}
+		},
+		func(s *Store, at string) {
+			for id := PageID(0); id < 3; id++ {
+				if v := cutTestVersion(t, s, id); v != 1 && v != 6 {
+					wrong++
+					t.Errorf("%s: page %d v%d", at, id, v)
 				}
 			}
-		}
-	}
+		})
 	t.Logf("failed opens %d, wrong pages %d", failed, wrong)
 }

@@ -2,8 +2,6 @@ package pagestore
 
 import (
 	"bytes"
-	"fmt"
-	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -78,51 +76,21 @@ func TestCrashDuringDirectRewriteOfACutTail(t *testing.T) {
 
 	// Session 3 crashes at each of its recovery's operations in turn;
 	// session 4 must open.
-	modes := []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn, vfs.CrashStrict}
-	failures := 0
-	for k := 1; k < 400; k++ {
-		fsk := base.CrashClone(vfs.CrashDropUnsynced, nil)
-		fsk.CrashAfterOps(k)
-		o3 := o
-		o3.FS = fsk
-		if s3, err := Open("db", o3); err == nil {
-			_ = s3.lock.Close()
-		}
-		if !fsk.Crashed() {
-			t.Logf("recovery done in %d operations", k-1)
-			break
-		}
-		for _, mode := range modes {
-			for seed := uint64(0); seed < 8; seed++ {
-				var rng *rand.Rand
-				if mode != vfs.CrashDropUnsynced {
-					rng = rand.New(rand.NewPCG(seed, uint64(k)))
-				}
-				img := fsk.CrashedClone(mode, rng)
-				o4 := o
-				o4.FS = img
-				s4, err := Open("db", o4)
-				if err != nil {
-					failures++
-					if failures <= 3 {
-						t.Errorf("crash at recovery op %d (%v, seed %d), reopen: %v", k, mode, seed, err)
-					}
-					continue
-				}
-				buf := make([]byte, testPageSize)
-				for id := PageID(0); id < 3; id++ {
-					if err := s4.ReadPage(id, buf); err != nil || !bytes.Equal(buf, pageContent(id, 2, testPageSize)) {
-						t.Errorf("crash at recovery op %d (%v, seed %d): page %d: %v", k, mode, seed, id, err)
-					}
-				}
-				s4.Close()
-				if mode == vfs.CrashDropUnsynced {
-					break
+	failures := crashEachOp(t, base, o, 400, []vfs.CrashMode{vfs.CrashDropUnsynced, vfs.CrashTorn, vfs.CrashStrict}, 8,
+		func(o Options) {
+			if s3, err := Open("db", o); err == nil {
+				_ = s3.lock.Close()
+			}
+		},
+		func(s *Store, at string) {
+			buf := make([]byte, testPageSize)
+			for id := PageID(0); id < 3; id++ {
+				if err := s.ReadPage(id, buf); err != nil || !bytes.Equal(buf, pageContent(id, 2, testPageSize)) {
+					t.Errorf("%s: page %d: %v", at, id, err)
 				}
 			}
-		}
-	}
+		})
 	if failures > 0 {
-		t.Errorf("%s", fmt.Sprintf("%d crash images did not open", failures))
+		t.Errorf("%d crash images did not open", failures)
 	}
 }
