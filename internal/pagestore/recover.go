@@ -451,27 +451,11 @@ func (s *Store) replay(nums []uint32, state ckptState, referenced map[uint32]boo
 			}
 			s.log.Warn("pagestore: dropping torn log tail", "file", seg.path, "offset", end, "bytes", seg.size-end, "reason", tornErr)
 			// A direct segment is cut on a block boundary, the rest of
-			// the block zeroed (padding), so that the next recovery
-			// can write every block it replays again (vfs.RewriteRange
-			// leaves a block the end of the file cuts). What follows
-			// that block goes first, durably: zeroed while a record
-			// after it was still in the file, the block would read as
-			// padding before that record after a crash, and the next
-			// recovery would replay it past the torn one.
-			if blockEnd := (end + vfs.BlockSize - 1) &^ (vfs.BlockSize - 1); seg.f.Direct() && seg.size > blockEnd {
-				if err := seg.f.Truncate(blockEnd); err != nil {
-					return fmt.Errorf("pagestore: truncate torn tail of %s at %d: %w", seg.path, blockEnd, err)
-				}
-				if err := seg.f.Sync(); err != nil {
-					return fmt.Errorf("pagestore: sync %s: %w", seg.path, err)
-				}
-			}
-			cut, err := vfs.ZeroBlockTail(seg.f, end)
+			// the block zeroed (vfs.CutTail), so that the next recovery
+			// can write every block it replays again.
+			cut, err := vfs.CutTail(seg.f, end)
 			if err != nil {
 				return fmt.Errorf("pagestore: cut torn tail of %s at %d: %w", seg.path, end, err)
-			}
-			if err := seg.f.Truncate(cut); err != nil {
-				return fmt.Errorf("pagestore: truncate torn tail of %s at %d: %w", seg.path, cut, err)
 			}
 			if err := seg.f.Sync(); err != nil {
 				return fmt.Errorf("pagestore: sync %s: %w", seg.path, err)

@@ -71,17 +71,33 @@ func RewriteRange(f File, from, to int64) error {
 	return nil
 }
 
-// ZeroBlockTail zeros the bytes of f from off to the end of the block that
-// holds off, with one aligned write of that block, and returns that end:
-// where a file written with direct I/O is cut (a torn tail) so that it
-// still ends on a block boundary, and the zeros then read as padding.
-// For a buffered file, or an aligned off, it writes nothing and returns
-// off.
-func ZeroBlockTail(f File, off int64) (int64, error) {
+// CutTail cuts f at off (a torn tail), and returns where the file now
+// ends; the caller syncs f. A file open for direct I/O is cut on a block
+// boundary instead, the rest of off's block zeroed with one aligned write
+// (the zeros read as padding), so that it still ends on a block boundary
+// and a later RewriteRange can write every block of it again. What
+// follows that block is cut first, and synced: zeroed while a record
+// after it was still in the file, the block would read, after a crash, as
+// padding followed by that record.
+func CutTail(f File, off int64) (int64, error) {
 	if !f.Direct() || off%BlockSize == 0 {
+		if err := f.Truncate(off); err != nil {
+			return 0, fmt.Errorf("cut at %d: %w", off, err)
+		}
 		return off, nil
 	}
 	start := off &^ (BlockSize - 1)
+	end := start + BlockSize
+	if size, err := f.Size(); err != nil {
+		return 0, fmt.Errorf("size of the file to cut: %w", err)
+	} else if size > end {
+		if err := f.Truncate(end); err != nil {
+			return 0, fmt.Errorf("cut at %d: %w", end, err)
+		}
+		if err := f.Sync(); err != nil {
+			return 0, fmt.Errorf("sync the cut at %d: %w", end, err)
+		}
+	}
 	bp := rewriteBufs.Get().(*[]byte)
 	defer rewriteBufs.Put(bp)
 	block := (*bp)[:BlockSize]
@@ -93,7 +109,10 @@ func ZeroBlockTail(f File, off int64) (int64, error) {
 	if _, err := f.WriteAt(block, start); err != nil {
 		return 0, fmt.Errorf("zero the block at %d from %d: %w", start, off, err)
 	}
-	return start + BlockSize, nil
+	if err := f.Truncate(end); err != nil { // a short file grew to the block's end
+		return 0, fmt.Errorf("cut at %d: %w", end, err)
+	}
+	return end, nil
 }
 
 // rewriteBlocks is RewriteRange for a file open for direct I/O: the blocks
@@ -104,7 +123,7 @@ func ZeroBlockTail(f File, off int64) (int64, error) {
 // file's next reader takes for damage. Such a block is left as it is: a
 // file written with direct I/O ends inside a block only where a recovery
 // of an earlier version cut a torn tail (recovery now cuts on a block
-// boundary, after zeroing the rest of the block: ZeroBlockTail).
+// boundary, after zeroing the rest of the block: CutTail).
 func rewriteBlocks(f File, from, to int64) error {
 	size, err := f.Size()
 	if err != nil {
