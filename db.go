@@ -198,7 +198,7 @@ type opStats struct {
 	checkpointNanos, freezeNanos                          atomic.Int64
 	spaceWaits, spaceWaitNanos                            atomic.Int64
 	prefetched                                            atomic.Int64
-	replacedDurable, replacedFresh                        atomic.Int64
+	replacedDurable, replacedFresh, snapshotVersions      atomic.Int64
 }
 
 // operations counts the operations done so far: point reads, writes
@@ -630,11 +630,11 @@ func (db *DB) warmPage(id btree.PageID) error {
 // (get): a path is at most this deep in practice.
 const readRounds = 8
 
-func (db *DB) getAt(root btree.PageID, key []byte) ([]byte, error) {
+func (db *DB) getAt(root btree.PageID, asOf uint64, key []byte) ([]byte, error) {
 	if root == 0 {
 		return nil, ErrNotFound
 	}
-	v, ok, err := db.tree.Get(root, key, nil)
+	v, ok, err := db.tree.GetAt(root, asOf, key, nil)
 	if err != nil {
 		return nil, db.readErr(err)
 	}
@@ -872,10 +872,11 @@ func (db *DB) commitLocked(ops [][]byte, tx *btree.Tx) (uint64, error) {
 func (db *DB) beginLocked() *btree.Tx {
 	db.mu.RLock()
 	root, txid := db.root, db.txid+1
-	// A snapshot reads its version's pages in place: they are frozen too.
-	frozen := max(db.frozen, db.newestSnapshotLocked())
+	// A snapshot's version is frozen too: its pages that change keep a
+	// version of their bytes for it (internal/btree/versions.go).
+	durable, snapshot := db.frozen, db.newestSnapshotLocked()
 	db.mu.RUnlock()
-	return db.tree.Begin(root, txid, frozen)
+	return db.tree.Begin(root, txid, durable, snapshot)
 }
 
 // publish commits tx's pages, makes its root the current version (the
@@ -899,7 +900,12 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 	// Replaced pages that no durable tree uses (fresh) can go as soon as
 	// no snapshot and no point read in flight reads a version before this
 	// one; the others wait for a checkpoint too.
-	var fresh, durable []btree.PageID
+	// The versions of nodes it changed in place for open snapshots
+	// (internal/btree/versions.go) go as the fresh pages do, first: no
+	// table entry of a version outlives the page it is a version of.
+	versions := tx.Versions()
+	fresh := append([]btree.PageID(nil), versions...)
+	var durable []btree.PageID
 	for _, id := range freed {
 		if db.fresh[id] {
 			delete(db.fresh, id)
@@ -909,7 +915,8 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 		}
 	}
 	db.st.replacedDurable.Add(int64(len(durable)))
-	db.st.replacedFresh.Add(int64(len(fresh)))
+	db.st.replacedFresh.Add(int64(len(fresh) - len(versions)))
+	db.st.snapshotVersions.Add(int64(len(versions)))
 	if len(durable) > 0 {
 		db.pending = append(db.pending, pendingFree{txid: txid, ids: durable})
 		db.pendingPages.Add(int64(len(durable)))
@@ -1010,6 +1017,7 @@ func takeReady(list *[]pendingFree, oldest uint64) []btree.PageID {
 func (db *DB) freePages(ids []btree.PageID, txid uint64, yield bool) {
 	var retry []btree.PageID
 	for _, id := range ids {
+		db.tree.ForgetVersion(id) // no reader looks for it any more
 		if err := db.freePage(id); err != nil {
 			db.opts.Logger.Warn("strata: free page deferred", "page", id, "err", err)
 			retry = append(retry, id)
@@ -1069,6 +1077,13 @@ func (db *DB) abort(tx *btree.Tx) {
 		db.broken = db.failed
 	}
 	db.freePages(ids, txid, false)
+	if versions := tx.Versions(); len(versions) > 0 {
+		// A snapshot's reader may have found one while the transaction
+		// ran: they go as a commit's would.
+		db.mu.Lock()
+		db.pendingFresh = append(db.pendingFresh, pendingFree{txid: txid + 1, ids: versions})
+		db.mu.Unlock()
+	}
 }
 
 // newestSnapshotLocked is the txid of the newest open snapshot (0 if

@@ -123,7 +123,7 @@ func FuzzDecodeOps(f *testing.F) {
 			db.writeMu.Lock()
 			defer db.writeMu.Unlock()
 			db.mu.RLock()
-			tx := db.tree.Begin(db.root, db.txid+1, db.frozen)
+			tx := db.tree.Begin(db.root, db.txid+1, db.frozen, db.frozen)
 			db.mu.RUnlock()
 			err := applyOps(tx, data)
 			db.abort(tx)

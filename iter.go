@@ -193,12 +193,13 @@ func (db *DB) NewIter(opts *IterOptions) (*Iterator, error) {
 	return it, nil
 }
 
-// newIter returns a transaction's iterator over the version rooted at
-// root (not registered: the transaction ends it).
-func (db *DB) newIter(root btree.PageID, opts *IterOptions) *Iterator {
+// newIter returns a transaction's iterator over the version of
+// transaction asOf rooted at root (btree.Live: the current one; not
+// registered: the transaction ends it).
+func (db *DB) newIter(root btree.PageID, asOf uint64, opts *IterOptions) *Iterator {
 	db.st.iters.Add(1)
 	it := db.allocIter(opts)
-	db.tree.InitCursor(&it.cur, root, it.lower, it.upper)
+	db.tree.InitCursorAt(&it.cur, root, asOf, it.lower, it.upper)
 	return it
 }
 
@@ -209,7 +210,7 @@ func (db *DB) newIter(root btree.PageID, opts *IterOptions) *Iterator {
 // per iterator opened, one per iterator closed).
 func (db *DB) registerIter(it *Iterator, own Snapshot) {
 	db.st.iters.Add(1)
-	db.tree.InitCursor(&it.cur, own.root, it.lower, it.upper)
+	db.tree.InitCursorAt(&it.cur, own.root, own.txid, it.lower, it.upper)
 	it.own = own
 	it.snap = &it.own
 	db.iters.add(it)

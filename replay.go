@@ -26,7 +26,7 @@ func (db *DB) replayWAL() (int, error) {
 	var lastLSN uint64
 	err := db.log.Replay(db.lsn+1, func(lsn uint64, payload []byte) error {
 		if tx == nil {
-			tx = db.tree.Begin(db.root, db.txid+1, db.frozen)
+			tx = db.tree.Begin(db.root, db.txid+1, db.frozen, db.frozen)
 			tx.DisableUndo() // an error fails Open: nothing to put back
 		}
 		if err := applyOps(tx, payload); err != nil {

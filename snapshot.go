@@ -70,7 +70,7 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 		return nil, ErrClosed
 	}
 	defer s.db.leave()
-	return s.db.getAt(s.root, key)
+	return s.db.getAt(s.root, s.txid, key)
 }
 
 // NewIter returns an iterator over the snapshot. The iterator holds the

@@ -52,6 +52,14 @@ type Stats struct {
 	// the second what snapshots do (docs/ARCHITECTURE.md, "A mutable tree
 	// between checkpoints").
 	ReplacedDurable, ReplacedFresh int64
+	// SnapshotVersions counts the pages commits copied aside for open
+	// snapshots and iterators: a commit that changes a page of a
+	// snapshot's version (not of a checkpoint's) copies its old bytes to
+	// a version page the snapshot reads instead, and changes it in place,
+	// so that its parents do not change (a copy-on-write would copy the
+	// path to the root). Each version is freed with the last snapshot
+	// before the commit that made it.
+	SnapshotVersions int64
 	// PrefetchedPages counts the pages commits found not in memory
 	// before taking the writer lock, and read then (or found read by
 	// someone else by then): pages their writes needed
@@ -102,6 +110,7 @@ func (db *DB) Stats() Stats {
 		DeferredFrees:        db.st.deferredFrees.Load(),
 		ReplacedDurable:      db.st.replacedDurable.Load(),
 		ReplacedFresh:        db.st.replacedFresh.Load(),
+		SnapshotVersions:     db.st.snapshotVersions.Load(),
 		OrphansFreed:         db.st.orphansFreed.Load(),
 		PrefetchedPages:      db.st.prefetched.Load(),
 		DeferredCommits:      db.dq.deferred.Load(),

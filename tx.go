@@ -15,6 +15,7 @@ import (
 type Tx struct {
 	db       *DB
 	root     btree.PageID // View: the snapshot's root
+	txid     uint64       // View: the snapshot's txid
 	batch    Batch        // Update: the writes so far
 	over     overlay      // Update: batch indexed by key
 	writable bool
@@ -111,7 +112,7 @@ func (db *DB) View(fn func(tx *Tx) error) error {
 		return err
 	}
 	defer s.Close()
-	tx := &Tx{db: db, root: s.root}
+	tx := &Tx{db: db, root: s.root, txid: s.txid}
 	defer tx.end()
 	return fn(tx)
 }
@@ -135,7 +136,7 @@ func (tx *Tx) Get(key []byte) ([]byte, error) {
 		return nil, ErrEmptyKey
 	}
 	if !tx.writable {
-		return tx.db.getAt(tx.root, key)
+		return tx.db.getAt(tx.root, tx.txid, key)
 	}
 	if written, deleted, v := tx.over.lookup(key, &tx.batch); written {
 		if deleted {
@@ -143,7 +144,7 @@ func (tx *Tx) Get(key []byte) ([]byte, error) {
 		}
 		return append([]byte{}, v...), nil
 	}
-	return tx.db.getAt(tx.db.root, key) // writeMu is held: the tree stays as it is
+	return tx.db.getAt(tx.db.root, btree.Live, key) // writeMu is held: the tree stays as it is
 }
 
 // NewIter returns an iterator over the transaction's view: in Update, the
@@ -156,10 +157,10 @@ func (tx *Tx) NewIter(opts *IterOptions) (*Iterator, error) {
 	}
 	var it *Iterator
 	if tx.writable {
-		it = tx.db.newIter(tx.db.root, opts)
+		it = tx.db.newIter(tx.db.root, btree.Live, opts)
 		it.c, it.tc = newMergeCursor(it.tc, &tx.over, &tx.batch), nil
 	} else {
-		it = tx.db.newIter(tx.root, opts)
+		it = tx.db.newIter(tx.root, tx.txid, opts)
 	}
 	it.tx, it.txWrites, it.direct = tx, tx.writes, false
 	tx.iters = append(tx.iters, it)

@@ -142,7 +142,7 @@ func testAbortRestoresTree(t *testing.T, ps int) {
 			frozen = committed
 		}
 		before := dumpTree(t, tr, root)
-		tx := tr.Begin(root, committed+1, frozen)
+		tx := tr.Begin(root, committed+1, frozen, frozen)
 		next := maps(model)
 		mode := rng.IntN(4) // 0, 1: commit; 2: abort; 3: fault, then abort
 		if mode == 3 {
@@ -312,7 +312,7 @@ func TestBeforeImagesBounded(t *testing.T) {
 	defer func(old int) { maxBeforeImages = old }(maxBeforeImages)
 	maxBeforeImages = 4 * ps
 	tr, _, _ := newTestTree(t, ps, 4<<20, 1.0)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	key := func(i int) []byte { return fmt.Appendf(nil, "k%05d", i) }
 	for i := range 400 {
 		if err := tx.Put(key(i), make([]byte, 200)); err != nil {
@@ -325,7 +325,7 @@ func TestBeforeImagesBounded(t *testing.T) {
 	}
 	before := dumpTree(t, tr, root)
 	for _, commit := range []bool{false, true} {
-		tx = tr.Begin(root, 2, 0)
+		tx = tr.Begin(root, 2, 0, 0)
 		for i := 0; i < 400; i += 10 { // one key in (nearly) every leaf: simple
 			if err := tx.Put(key(i), []byte("simple")); err != nil {
 				t.Fatal(err)
@@ -371,7 +371,7 @@ func TestBeforeImagesBounded(t *testing.T) {
 // by the tree after it ends.
 func TestKeyLogNotRetained(t *testing.T) {
 	tr, _, _ := newTestTree(t, 16384, 8<<20, 1.0)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	if err := tx.Put([]byte("k"), []byte("v")); err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestKeyLogNotRetained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx = tr.Begin(root, 2, 0)
+	tx = tr.Begin(root, 2, 0, 0)
 	v := make([]byte, 1000)
 	for range 6000 { // 6 MB of old values: simple writes of one key
 		if err := tx.Put([]byte("k"), v); err != nil {
@@ -421,7 +421,7 @@ func TestAbortResumesAfterReadError(t *testing.T) {
 	defer func() { fs.SetInjector(nil); pool.Close(); s.Close() }()
 	tr := New(pool, 1.0)
 	key := func(i int) []byte { return fmt.Appendf(nil, "k%04d", i) }
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	for i := range 2000 {
 		if err := tx.Put(key(i), bytes.Repeat([]byte{'a'}, 100)); err != nil {
 			t.Fatal(err)
@@ -443,7 +443,7 @@ func TestAbortResumesAfterReadError(t *testing.T) {
 		return path[1].id
 	}
 
-	tx = tr.Begin(root, 2, 0)
+	tx = tr.Begin(root, 2, 0, 0)
 	put := func(k, v []byte) {
 		if err := tx.Put(k, v); err != nil {
 			t.Fatal(err)
@@ -506,7 +506,7 @@ func TestAbortResumesAfterReadError(t *testing.T) {
 // must not take a second call for success).
 func TestAbortWithoutUndoFailsEveryTime(t *testing.T) {
 	tr, _, _ := newTestTree(t, 4096, 1<<20, 1.0)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	tx.DisableUndo()
 	if err := tx.Put([]byte("k"), []byte("v")); err != nil {
 		t.Fatal(err)

@@ -83,7 +83,7 @@ func treeInMemory(t *testing.T) (*Tree, *bufferpool.Pool) {
 // ErrCorruptNode.
 func TestBranchPointingUpIsCorrupt(t *testing.T) {
 	tr, pool := treeInMemory(t)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	for i := range 200 {
 		if err := tx.Put([]byte(fmt.Sprintf("k%05d", i)), make([]byte, 100)); err != nil {
 			t.Fatal(err)
@@ -102,7 +102,7 @@ func TestBranchPointingUpIsCorrupt(t *testing.T) {
 	pg.Release()
 	for name, op := range map[string]func() error{
 		"Get":  func() error { _, _, err := tr.Get(root, []byte("a"), nil); return err },
-		"Put":  func() error { return tr.Begin(root, 2, 1).Put([]byte("a"), []byte("v")) },
+		"Put":  func() error { return tr.Begin(root, 2, 1, 1).Put([]byte("a"), []byte("v")) },
 		"Walk": func() error { return tr.Walk(root, func(PageID) {}) },
 		"SeekGE": func() error {
 			c := tr.NewCursor(root, nil, nil)
@@ -157,7 +157,7 @@ func TestMarkSpan(t *testing.T) {
 // missed; found by a reviewer).
 func TestCollapseOfRootPointingUpIsCorrupt(t *testing.T) {
 	tr, pool := treeInMemory(t)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	const n = 40
 	for i := range n {
 		if err := tx.Put([]byte(fmt.Sprintf("k%05d", i)), make([]byte, 100)); err != nil {
@@ -191,7 +191,7 @@ func TestCollapseOfRootPointingUpIsCorrupt(t *testing.T) {
 	pg.Release()
 	done := make(chan error, 1)
 	go func() {
-		tx := tr.Begin(root, 2, 0)
+		tx := tr.Begin(root, 2, 0, 0)
 		for i := range n {
 			k := fmt.Sprintf("k%05d", i)
 			if k < sep {

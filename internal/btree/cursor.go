@@ -35,6 +35,7 @@ import (
 type Cursor struct {
 	t            *Tree
 	root         PageID
+	asOf         uint64  // the version's txid (Live: the current one); see versions.go
 	lower, upper []byte  // bounds: keys in [lower, upper); nil is open
 	stack        []frame // branch path: page and child index taken
 	stackBuf     [4]frame
@@ -125,7 +126,14 @@ func (t *Tree) NewCursor(root PageID, lower, upper []byte) *Cursor {
 // for a caller that embeds the cursor in a struct of its own (one
 // allocation for both). c must not be copied after.
 func (t *Tree) InitCursor(c *Cursor, root PageID, lower, upper []byte) {
-	c.t, c.root, c.lower, c.upper = t, root, lower, upper
+	t.InitCursorAt(c, root, Live, lower, upper)
+}
+
+// InitCursorAt is InitCursor over the version of transaction asOf rooted
+// at root, as a snapshot taken then reads it: the nodes commits changed
+// in place since are read from their versions (versions.go).
+func (t *Tree) InitCursorAt(c *Cursor, root PageID, asOf uint64, lower, upper []byte) {
+	c.t, c.root, c.asOf, c.lower, c.upper = t, root, asOf, lower, upper
 	c.stack = c.stackBuf[:0]
 }
 
@@ -201,6 +209,7 @@ func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 		c.pg.Release()
 		c.held, c.leaf = false, nil
 	}
+	var redirected PageID // the version read in place of a newer node
 	for {
 		depth := len(c.stack)
 		if depth > maxDepth {
@@ -210,6 +219,9 @@ func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 		var next PageID
 		var ahead []PageID
 		enter := func(n node) error {
+			if n.txid() > c.asOf {
+				return errPeekFailed // read with the latch, from its version
+			}
 			i := pick(n)
 			c.stack = append(c.stack[:depth], frame{id: id, child: i, count: n.count()})
 			top := &c.stack[depth]
@@ -228,6 +240,21 @@ func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 				return false
 			}
 			n := node(pg.Data())
+			if txid := n.txid(); txid > c.asOf {
+				// Changed in place since the version read: read its
+				// version, which nothing changes.
+				pg.Release()
+				if id == redirected {
+					c.fail(fmt.Errorf("btree: page %d: %w: a version written by transaction %d, after the version read (%d)", id, ErrCorruptNode, txid, c.asOf))
+					return false
+				}
+				if id, err = c.t.versionOf(id, txid, c.asOf); err != nil {
+					c.fail(err)
+					return false
+				}
+				redirected = id
+				continue
+			}
 			switch n.kind() {
 			case kindLeaf:
 				c.pg, c.held, c.leaf, c.count = pg, true, n, n.count()
@@ -381,16 +408,18 @@ func (c *Cursor) settleForward(window int) bool {
 		if next == 0 || top.child == top.raEdge {
 			var ahead []PageID
 			edge := top.child == top.raEdge // readAheadSpan moves raEdge: fn may run twice
-			if err := c.t.readBranch(top.id, func(n node) error {
+			read, err := c.t.readBranchAt(top.id, c.asOf, func(n node) error {
 				top.fill(n, top.child)
 				if edge {
 					ahead = c.readAheadSpan(top, n, top.child, false)
 				}
 				return nil
-			}); err != nil {
+			})
+			if err != nil {
 				c.fail(err)
 				return false
 			}
+			top.id = read // its version, if it was changed in place
 			if next = top.ids[0]; next == 0 {
 				c.fail(fmt.Errorf("btree: page %d has a zero child", top.id))
 				return false
@@ -436,16 +465,18 @@ func (c *Cursor) settleBackward(window int) bool {
 			last := len(top.ids) - 1
 			var ahead []PageID
 			edge := top.child == top.raEdge // readAheadSpan moves raEdge: fn may run twice
-			if err := c.t.readBranch(top.id, func(n node) error {
+			read, err := c.t.readBranchAt(top.id, c.asOf, func(n node) error {
 				top.fill(n, top.child-last)
 				if edge {
 					ahead = c.readAheadSpan(top, n, top.child, true)
 				}
 				return nil
-			}); err != nil {
+			})
+			if err != nil {
 				c.fail(err)
 				return false
 			}
+			top.id = read // its version, if it was changed in place
 			if next = top.ids[last]; next == 0 {
 				c.fail(fmt.Errorf("btree: page %d has a zero child", top.id))
 				return false

@@ -53,7 +53,7 @@ func TestCursorBoundsModel(t *testing.T) {
 			tr, _, _ := newTestTree(t, c.pageSize, 4<<20, 1.0)
 			rng := rand.New(rand.NewPCG(uint64(c.pageSize), 9))
 			var all []kv
-			tx := tr.Begin(0, 1, 0)
+			tx := tr.Begin(0, 1, 0, 0)
 			for i := 0; i < c.keys; i++ {
 				if rng.IntN(4) == 0 {
 					continue // gaps, so that bounds and seeks fall between keys

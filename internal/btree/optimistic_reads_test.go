@@ -67,7 +67,7 @@ func TestLookupsRacingEviction(t *testing.T) {
 	pad := strings.Repeat("k", 300)
 	key := func(prefix string, i int) string { return fmt.Sprintf("%s%07d%s", prefix, i, pad) }
 	build := func(prefix string, n int) (PageID, map[string]string) {
-		tx := tr.Begin(0, 1, 0)
+		tx := tr.Begin(0, 1, 0, 0)
 		model := make(map[string]string, n)
 		for i := range n {
 			k, v := key(prefix, i*7), fmt.Sprintf("value %d of %s", i, prefix)
@@ -162,7 +162,7 @@ func TestReadsPeekBranches(t *testing.T) {
 		t.Skip("slow under -race -short")
 	}
 	tr, _, _ := newTestTree(t, 4096, 8<<20, 1.0)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	key := func(i int) []byte { return fmt.Appendf(nil, "key%07d", i) }
 	const n = 20000
 	for i := range n {
@@ -215,7 +215,7 @@ func TestReadsPeekBranches(t *testing.T) {
 		c.Release()
 	})
 	count("a writer's descents", func() {
-		tx := tr.Begin(root, 2, 1)
+		tx := tr.Begin(root, 2, 1, 1)
 		if err := tx.Put(key(n/3), []byte("changed")); err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +235,7 @@ func TestPeekedLeafChangedMidRead(t *testing.T) {
 		t.Skip("no optimistic reads on this machine")
 	}
 	tr, _, pool := newTestTree(t, 4096, 8<<20, 1.0)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	key := func(i int) []byte { return fmt.Appendf(nil, "key%07d", i) }
 	val := func(i int) string { return fmt.Sprintf("value %d, of some length to fill leaves", i) }
 	const n = 2000

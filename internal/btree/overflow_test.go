@@ -29,7 +29,7 @@ func TestOverflowValues(t *testing.T) {
 	inline, capacity := tr.MaxInlineValueSize(), tr.overflowCapacity()
 	sizes := []int{0, 1, inline - 1, inline, inline + 1, capacity - 1, capacity, capacity + 1,
 		2 * capacity, 2*capacity + 1, 37 * capacity / 3, 300_000}
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	for i, n := range sizes {
 		if err := tx.Put([]byte(fmt.Sprintf("k%02d", i)), bigValue(i, n)); err != nil {
 			t.Fatalf("put %d bytes: %v", n, err)
@@ -87,7 +87,7 @@ func countPages(t *testing.T, tr *Tree, root PageID) map[PageID]bool {
 func TestOverflowPageAccounting(t *testing.T) {
 	tr, _, pool := newTestTree(t, 4096, 1<<20, 1)
 	capacity := tr.overflowCapacity()
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	for i := 0; i < 10; i++ {
 		if err := tx.Put([]byte(fmt.Sprintf("k%d", i)), bigValue(i, 3*capacity)); err != nil {
 			t.Fatal(err)
@@ -116,7 +116,7 @@ func TestOverflowPageAccounting(t *testing.T) {
 	}
 
 	// Version 1 stays readable (as for a snapshot): its pages are frozen.
-	tx = tr.Begin(root, 2, 1)
+	tx = tr.Begin(root, 2, 1, 1)
 	if _, err := tx.Delete([]byte("k1")); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestOverflowPageAccounting(t *testing.T) {
 	}
 
 	// Not frozen: the leaf changes in place, and abort puts it back.
-	tx = tr.Begin(root2, 3, 1)
+	tx = tr.Begin(root2, 3, 1, 1)
 	if err := tx.Put([]byte("k9"), bigValue(5, 5*capacity)); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestOverflowCorruptChain(t *testing.T) {
 	tr, _, pool := newTestTree(t, 4096, 1<<20, 1)
 	capacity := tr.overflowCapacity()
 	want := bigValue(1, 3*capacity)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	if err := tx.Put([]byte("big"), want); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestVerifyOverflowPage(t *testing.T) {
 // length below Go's allocation limit kills the process out of memory).
 func TestReviewOverflowHugeLength(t *testing.T) {
 	tr, _, pool := newTestTree(t, 4096, 1<<20, 1)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	if err := tx.Put([]byte("big"), bigValue(1, 3*tr.overflowCapacity())); err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestReviewOverflowHugeLength(t *testing.T) {
 func TestHalfPageValuesInline(t *testing.T) {
 	tr, _, _ := newTestTree(t, 4096, 1<<20, 1)
 	rng := rand.New(rand.NewPCG(11, 12))
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	sizes := map[string]int{}
 	for i := range 400 {
 		k := fmt.Sprintf("k%07d", rng.IntN(1_000_000))

@@ -22,7 +22,7 @@ func tallKey(i int) string  { return fmt.Sprintf("%0200d", i) }
 func coldTree(t *testing.T, n int, cache int64, key func(int) string) (*Tree, *bufferpool.Pool, PageID, []kv) {
 	t.Helper()
 	tr, s, p := newTestTree(t, 4096, 8<<20, 1.0)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	var rows []kv
 	for i := range n {
 		e := kv{key(i), strings.Repeat(string(rune('a'+i%26)), 100)}

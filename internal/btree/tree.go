@@ -57,6 +57,9 @@ type Tree struct {
 	sep       []byte
 	leafBuf   []leafCell
 	branchBuf []branchCell
+	// versions are the nodes' versions that readers of older versions
+	// of the tree read (versions.go).
+	versions versionTable
 }
 
 // New returns a tree over pool. fillFactor (0.1..1) is how full sequential
@@ -146,10 +149,17 @@ func (t *Tree) readNodeFrom(id PageID, r read, fn func(n node) error) error {
 	return fn(node(b))
 }
 
-// Get looks key up in the version rooted at root and appends its value to
-// dst.
+// Get looks key up in the current version rooted at root and appends its
+// value to dst.
 func (t *Tree) Get(root PageID, key, dst []byte) ([]byte, bool, error) {
-	dst, ref, found, err := t.Lookup(root, key, dst)
+	return t.GetAt(root, Live, key, dst)
+}
+
+// GetAt is Get in the version of transaction asOf rooted at root: the
+// version a snapshot taken then reads, as it was then although commits
+// since changed its nodes in place (versions.go).
+func (t *Tree) GetAt(root PageID, asOf uint64, key, dst []byte) ([]byte, bool, error) {
+	dst, ref, found, _, err := t.lookup(root, asOf, key, dst, true, readAny, 0)
 	if err != nil || !found || !ref.overflow {
 		return dst, found, err
 	}
@@ -169,7 +179,7 @@ type OverflowRef struct {
 // for ReadOverflow, which the caller may call after it lets writers in
 // again (chains are never changed in place).
 func (t *Tree) Lookup(root PageID, key, dst []byte) ([]byte, OverflowRef, bool, error) {
-	dst, ref, found, _, err := t.lookup(root, key, dst, true, readAny, 0)
+	dst, ref, found, _, err := t.lookup(root, Live, key, dst, true, readAny, 0)
 	return dst, ref, found, err
 }
 
@@ -187,21 +197,23 @@ const CountNone = ^PageID(0)
 // will count passes CountNone. A page not counted is not promoted from
 // an image either (that would count): it is returned as not in memory.
 func (t *Tree) LookupCached(root PageID, key, dst []byte, seen PageID) ([]byte, OverflowRef, bool, PageID, error) {
-	return t.lookup(root, key, dst, true, readCached, seen)
+	return t.lookup(root, Live, key, dst, true, readCached, seen)
 }
 
 // MissingPage returns the first page on key's path in the version rooted
 // at root that is not in memory (as LookupCached finds it, counting
 // nothing), or 0 if the whole path is.
 func (t *Tree) MissingPage(root PageID, key []byte) (PageID, error) {
-	_, _, _, missing, err := t.lookup(root, key, nil, false, readCached, CountNone)
+	_, _, _, missing, err := t.lookup(root, Live, key, nil, false, readCached, CountNone)
 	return missing, err
 }
 
-// lookup is Lookup with r where the pages are read from, appending the
-// value to dst only with keep; with readCached, the pages down to seen
-// (see LookupCached) are read as readCachedLook.
-func (t *Tree) lookup(root PageID, key, dst []byte, keep bool, r read, seen PageID) ([]byte, OverflowRef, bool, PageID, error) {
+// lookup is Lookup in the version of transaction asOf (Live: the current
+// one) with r where the pages are read from, appending the value to dst
+// only with keep; with readCached, the pages down to seen (see
+// LookupCached) are read as readCachedLook. A node newer than asOf is
+// read from its version (versions.go); a peek that finds one fails.
+func (t *Tree) lookup(root PageID, asOf uint64, key, dst []byte, keep bool, r read, seen PageID) ([]byte, OverflowRef, bool, PageID, error) {
 	counting := seen == 0
 	base, orig := len(dst), dst
 	id := root
@@ -222,6 +234,9 @@ func (t *Tree) lookup(root PageID, key, dst []byte, keep bool, r read, seen Page
 		// A peeked leaf's value is appended to dst before the read is
 		// known good, and cut off again if it was not (forget, below).
 		if t.peekNode(id, from != readCachedLook, true, func(n node) error {
+			if n.txid() > asOf {
+				return errPeekFailed // its version is read below
+			}
 			if n.kind() == kindBranch {
 				if next = PageID(n.child(n.childFor(key))); next == 0 {
 					return errPeekFailed
@@ -249,7 +264,7 @@ func (t *Tree) lookup(root PageID, key, dst []byte, keep bool, r read, seen Page
 			return dst, ref, found, 0, nil
 		}
 		next, ref, found, dst = 0, OverflowRef{}, false, forget(orig, dst)
-		err := t.readNodeFrom(id, from, func(n node) error {
+		read, err := t.readNodeAt(id, asOf, from, func(n node) error {
 			if n.kind() == kindBranch {
 				next = PageID(n.child(n.childFor(key)))
 				if next == 0 {
@@ -271,7 +286,7 @@ func (t *Tree) lookup(root PageID, key, dst []byte, keep bool, r read, seen Page
 			return nil
 		})
 		if from != readAny && errors.Is(err, bufferpool.ErrNotCached) {
-			return dst[:base], OverflowRef{}, false, id, nil
+			return dst[:base], OverflowRef{}, false, read, nil
 		}
 		if err != nil || next == 0 {
 			return dst, ref, found, 0, err
@@ -305,17 +320,24 @@ func (t *Tree) ReadOverflow(dst []byte, ref OverflowRef) ([]byte, error) {
 // Tx is a write transaction: one at a time per tree (the caller serializes
 // transactions and keeps readers without a snapshot out while one runs).
 type Tx struct {
-	t      *Tree
-	txid   uint64
-	frozen uint64 // nodes with txid <= frozen are copied before a change
-	root   PageID
-	begun  PageID // the root at Begin
+	t    *Tree
+	txid uint64
+	// Nodes with txid <= frozen do not change in place as they are:
+	// those with txid <= durable (a checkpoint's) are copied on write,
+	// the others (an open snapshot's only) are copied aside to a version
+	// first (versions.go).
+	durable, frozen uint64
+	root            PageID
+	begun           PageID // the root at Begin
 	// created are the pages this transaction allocated (copies, split
 	// halves, new roots, overflow chains); scrap those of them it dropped
 	// again; freed the committed pages it replaced or dropped.
 	created map[PageID]struct{}
 	scrap   []PageID
 	freed   []PageID
+	// versions are the pages holding the versions of nodes this
+	// transaction changed in place although a snapshot froze them.
+	versions []PageID
 	// Undo (undo.go): undo is the key log of the simple writes;
 	// pageUndo, set by the first write that is not simple, makes every
 	// node changed in place from then on copied first into before (one
@@ -358,10 +380,13 @@ func (tx *Tx) recycleImages() {
 var maxBeforeImages = 4 << 20 // a variable for tests
 
 // Begin starts a write transaction with id txid on the version rooted at
-// root (0 for an empty tree). Nodes written by transactions up to frozen
-// are copied before they change.
-func (t *Tree) Begin(root PageID, txid, frozen uint64) *Tx {
-	tx := &Tx{t: t, txid: txid, frozen: frozen, root: root, begun: root,
+// root (0 for an empty tree). Nodes written by transactions up to durable
+// (the last checkpoint begun) are copied on write, with their path; nodes
+// written after durable and up to frozen (the newest open snapshot, if
+// later) keep their page and leave a version of their bytes for the
+// snapshots (versions.go).
+func (t *Tree) Begin(root PageID, txid, durable, frozen uint64) *Tx {
+	tx := &Tx{t: t, txid: txid, durable: durable, frozen: max(durable, frozen), root: root, begun: root,
 		created: make(map[PageID]struct{}), before: make(map[PageID][]byte), undo: &t.undo}
 	tx.undo.reset()
 	return tx
@@ -429,14 +454,16 @@ func (tx *Tx) descend(key []byte, path []step) ([]step, error) {
 
 // writable returns node path[d] pinned exclusively and ready to change:
 // the node itself if it may change in place (copied first if the
-// transaction keeps page undo, see needsCopy), else
-// a copy on a new page that its parent (made writable in turn) now points
-// to. path[d].id is updated to the page returned. The caller marks it dirty
-// and releases it.
+// transaction keeps page undo, see needsCopy); a node only a snapshot
+// froze, also changed in place once its bytes are copied to a version
+// (versions.go) if no reader holds it; else a copy on a new page that
+// its parent (made writable in turn) now points to. path[d].id is
+// updated to the page returned. The caller marks it dirty and releases
+// it.
 func (tx *Tx) writable(path []step, d int) (bufferpool.Page, error) {
 	id := path[d].id
 	// Look first: a frozen node is only read (a checkpoint may be writing
-	// it, a snapshot reading it), never pinned exclusively.
+	// it, a snapshot reading it), never pinned exclusively but by TryGet.
 	var txid uint64
 	if err := tx.t.readNode(id, func(n node) error { txid = n.txid(); return nil }); err != nil {
 		return bufferpool.Page{}, err
@@ -448,21 +475,16 @@ func (tx *Tx) writable(path []step, d int) (bufferpool.Page, error) {
 	// simple writes changed it (their key undo then finds it under the
 	// root at Begin).
 	unfrozen := txid == tx.txid || txid > tx.frozen
-	inPlace := unfrozen && (!tx.needsCopy(id) || len(tx.before)*tx.t.pageSize < maxBeforeImages)
-	if inPlace {
+	room := !tx.needsCopy(id) || len(tx.before)*tx.t.pageSize < maxBeforeImages
+	if unfrozen && room {
 		pg, err := tx.t.pool.Get(id, bufferpool.Exclusive)
 		if err != nil {
 			return pg, err
 		}
-		if tx.needsCopy(id) {
-			img := tx.t.pageBuffer()
-			copy(img, pg.Data())
-			tx.before[id] = img
-		}
-		node(pg.Data()).setTxid(tx.txid)
+		tx.changeInPlace(id, pg)
 		return pg, nil
 	}
-	// Copy on write.
+	// A copy: the version a snapshot reads, or the node's new page.
 	nid, err := tx.t.pool.Allocate()
 	if err != nil {
 		return bufferpool.Page{}, err
@@ -477,6 +499,23 @@ func (tx *Tx) writable(path []step, d int) (bufferpool.Page, error) {
 		npg.Release()
 		return bufferpool.Page{}, err
 	}
+	// Only a snapshot froze the node (no checkpoint's tree holds it): if
+	// no reader holds it now, the copy becomes the version the snapshots
+	// read, and the node changes in place, its path unchanged. Page undo
+	// restores it if the transaction aborts (a frozen node is never
+	// written simply: putSimple switched to page undo).
+	if room && txid > tx.durable && (tx.pageUndo || tx.noUndo) {
+		if pg, ok := tx.t.pool.TryGet(id, bufferpool.Exclusive); ok {
+			npg.MarkDirty() // written back if evicted before it is freed
+			npg.Release()
+			delete(tx.created, nid)
+			tx.versions = append(tx.versions, nid)
+			tx.t.versions.add(id, txid, nid)
+			tx.changeInPlace(id, pg)
+			return pg, nil
+		}
+	}
+	// Copy on write.
 	node(npg.Data()).setTxid(tx.txid)
 	npg.MarkDirty()
 	tx.replaced(id)
@@ -486,6 +525,18 @@ func (tx *Tx) writable(path []step, d int) (bufferpool.Page, error) {
 		return bufferpool.Page{}, err
 	}
 	return npg, nil
+}
+
+// changeInPlace readies node id, pinned exclusively as pg, for a change
+// in place: its before-image is kept if the transaction needs one, and it
+// takes the transaction's txid.
+func (tx *Tx) changeInPlace(id PageID, pg bufferpool.Page) {
+	if tx.needsCopy(id) {
+		img := tx.t.pageBuffer()
+		copy(img, pg.Data())
+		tx.before[id] = img
+	}
+	node(pg.Data()).setTxid(tx.txid)
 }
 
 // pointTo makes the parent of path[d] (or the root) point to id.
@@ -808,6 +859,14 @@ func (tx *Tx) Created() []PageID {
 // but no version ever used them, so they may be freed as soon as no
 // reader of an older version remains, without a checkpoint.
 func (tx *Tx) Scrap() []PageID { return tx.scrap }
+
+// Versions returns the pages holding versions of nodes the transaction
+// changed in place although an open snapshot froze them (versions.go).
+// They are not among the pages Commit or Abort returns: the caller frees
+// each (ForgetVersion first) once no reader of a version before this
+// transaction remains, whether it committed or not (a reader may have
+// found a version while it ran).
+func (tx *Tx) Versions() []PageID { return tx.versions }
 
 // Commit ends the transaction and returns the new root (0 for an empty
 // tree) and the pages to free: the committed pages the transaction

@@ -47,8 +47,16 @@ func sortedModel(m map[string]string) []kv {
 // lookups, full scans both ways, and seeks.
 func checkVersion(t *testing.T, tr *Tree, root PageID, model map[string]string, rng *rand.Rand) {
 	t.Helper()
+	checkVersionAt(t, tr, root, Live, model, rng)
+}
+
+// checkVersionAt is checkVersion for the version of transaction asOf, as
+// a snapshot taken then reads it.
+func checkVersionAt(t *testing.T, tr *Tree, root PageID, asOf uint64, model map[string]string, rng *rand.Rand) {
+	t.Helper()
 	want := sortedModel(model)
-	c := tr.NewCursor(root, nil, nil)
+	c := new(Cursor)
+	tr.InitCursorAt(c, root, asOf, nil, nil)
 	defer c.Release() // a pinned leaf would keep a writer out
 	var got []kv
 	for ok := c.First(); ok; ok = c.Next() {
@@ -70,7 +78,7 @@ func checkVersion(t *testing.T, tr *Tree, root PageID, model map[string]string, 
 	}
 	for i := 0; i < 20; i++ {
 		probe := randKey(rng)
-		v, ok, err := tr.Get(root, []byte(probe), nil)
+		v, ok, err := tr.GetAt(root, asOf, []byte(probe), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +126,7 @@ func TestTreeModel(t *testing.T) {
 					old = append(old, version{root, model})
 					frozen = committed
 				}
-				tx := tr.Begin(root, committed+1, frozen)
+				tx := tr.Begin(root, committed+1, frozen, frozen)
 				next := make(map[string]string, len(model))
 				for k, v := range model {
 					next[k] = v
@@ -175,7 +183,7 @@ func TestTreeFillFactor(t *testing.T) {
 	for _, fill := range []float64{1.0, 0.75, 0.5} {
 		tr, s, p := newTestTree(t, 4096, 4<<20, fill)
 		var root PageID
-		tx := tr.Begin(root, 1, 0)
+		tx := tr.Begin(root, 1, 0, 0)
 		for i := 0; i < 5000; i++ {
 			if err := tx.Put([]byte(fmt.Sprintf("key%08d", i)), bytes.Repeat([]byte("v"), 50)); err != nil {
 				t.Fatal(err)
@@ -210,7 +218,7 @@ func TestTreeFillFactor(t *testing.T) {
 
 func TestTreeLimits(t *testing.T) {
 	tr, _, _ := newTestTree(t, 4096, 1<<20, 1)
-	tx := tr.Begin(0, 1, 0)
+	tx := tr.Begin(0, 1, 0, 0)
 	if err := tx.Put(nil, []byte("v")); err != ErrEmptyKey {
 		t.Errorf("empty key: %v", err)
 	}

@@ -254,6 +254,18 @@ func (p *Pool) Get(id PageID, mode Mode) (Page, error) {
 	return p.partFor(id).get(id, mode, accessRead)
 }
 
+// TryGet holds page id latched in mode if it is in a frame and the latch
+// is free to take at once; ok is false otherwise (not in a frame, latched,
+// being loaded or demoted), and TryGet has not waited. It counts nothing
+// in the statistics. The tree changes a page a snapshot reads in place
+// only if it can take it exclusively this way: no reader holds it then.
+func (p *Pool) TryGet(id PageID, mode Mode) (pg Page, ok bool) {
+	if p.closed.Load() || id > pagestore.MaxPageID {
+		return Page{}, false
+	}
+	return p.partFor(id).tryHit(id, mode, false)
+}
+
 // Prefetch reads page id into memory, as Get would, for a use that
 // follows soon (a Get of it by the caller): the read counts in the
 // statistics as that use (a miss, or a compressed hit), and the use's hit

@@ -1,0 +1,190 @@
+package btree
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/stratadb/strata/internal/bufferpool"
+)
+
+// Page versions: how snapshots keep their view without path copies.
+//
+// A node that only an open snapshot (or iterator) froze — written after
+// the last checkpoint begun, at or before the newest snapshot — is not
+// copied on write with its path. The commit copies its bytes to a new
+// page, the version, and changes the node in place on its own page, so
+// its parent, and the path above, stay as they are (Tx.writable). The
+// table here maps the node's page to its versions; a reader of an older
+// version of the tree (a snapshot at txid asOf) that finds a node newer
+// than asOf reads, in its place, the version with the greatest txid at
+// or before asOf (Tree.versionOf): the bytes the node held when the
+// snapshot was taken. Nothing changes a version; the caller frees it
+// (ForgetVersion first) once no reader of a version before the commit
+// that made it remains, as it frees a page that commit replaced.
+//
+// A node that a reader holds when the commit wants to change it (an
+// iterator keeps its leaf pinned) is copied on write instead: the commit
+// changes a node in place only if it can take its latch exclusively at
+// once (bufferpool.Pool.TryGet), so no reader ever sees a node change
+// under it. A reader that read the node before the commit did read a
+// txid at or before asOf and bytes the commit had not changed; one that
+// reads it after finds the commit's txid and the version, added to the
+// table before the commit changed the node (the latch orders the two).
+//
+// Lock rules: the table's mutex guards its maps, and is held only for a
+// lookup or an update of them, never across a page read.
+
+// versionTable maps pages to the versions of them that readers of older
+// versions of the tree read.
+type versionTable struct {
+	mu sync.RWMutex
+	of map[PageID][]pageVersion // page → its versions, in txid order
+	// page maps a version's page back to the node it is a version of.
+	page map[PageID]PageID
+}
+
+// pageVersion is a node's bytes as written by transaction txid, kept on
+// page copy.
+type pageVersion struct {
+	txid uint64
+	copy PageID
+}
+
+// add records that page copy holds the bytes node page had as written by
+// transaction txid.
+func (vt *versionTable) add(page PageID, txid uint64, copy PageID) {
+	vt.mu.Lock()
+	defer vt.mu.Unlock()
+	if vt.of == nil {
+		vt.of = make(map[PageID][]pageVersion)
+		vt.page = make(map[PageID]PageID)
+	}
+	vs := vt.of[page]
+	i := len(vs)
+	for i > 0 && vs[i-1].txid > txid {
+		i--
+	}
+	vt.of[page] = slices.Insert(vs, i, pageVersion{txid: txid, copy: copy})
+	vt.page[copy] = page
+}
+
+// find returns the version of node page that a reader at asOf reads: the
+// one with the greatest txid at or before asOf.
+func (vt *versionTable) find(page PageID, asOf uint64) (PageID, bool) {
+	vt.mu.RLock()
+	defer vt.mu.RUnlock()
+	vs := vt.of[page]
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].txid <= asOf {
+			return vs[i].copy, true
+		}
+	}
+	return 0, false
+}
+
+// forget removes version copy from the table, if it is one.
+func (vt *versionTable) forget(copy PageID) {
+	vt.mu.Lock()
+	defer vt.mu.Unlock()
+	page, ok := vt.page[copy]
+	if !ok {
+		return
+	}
+	delete(vt.page, copy)
+	vs := vt.of[page]
+	vs = slices.DeleteFunc(vs, func(v pageVersion) bool { return v.copy == copy })
+	if len(vs) == 0 {
+		delete(vt.of, page)
+	} else {
+		vt.of[page] = vs
+	}
+}
+
+// len is the number of versions in the table.
+func (vt *versionTable) len() int {
+	vt.mu.RLock()
+	defer vt.mu.RUnlock()
+	return len(vt.page)
+}
+
+// Live is the asOf of a reader of the current tree: it reads every node
+// as it is, never a version.
+const Live = ^uint64(0)
+
+// ForgetVersion removes page id from the table of versions if it is a
+// version (a page Tx.Versions returned). The caller calls it before it
+// frees the page: once no reader of a version before the commit that made
+// it remains.
+func (t *Tree) ForgetVersion(id PageID) { t.versions.forget(id) }
+
+// Versions is the number of node versions kept for readers of older
+// versions of the tree.
+func (t *Tree) Versions() int { return t.versions.len() }
+
+// versionOf returns the page a reader at asOf reads in place of node id,
+// which a transaction after asOf (txid) changed in place.
+func (t *Tree) versionOf(id PageID, txid, asOf uint64) (PageID, error) {
+	v, ok := t.versions.find(id, asOf)
+	if !ok {
+		return 0, fmt.Errorf("btree: page %d: %w: written by transaction %d, after the version read (%d), and no copy of it kept", id, ErrCorruptNode, txid, asOf)
+	}
+	return v, nil
+}
+
+// readNodeAt is readNodeFrom in the version of transaction asOf (Live: the
+// current one): a node changed in place after asOf is read from its
+// version instead. It returns the page it read: id, or its version.
+func (t *Tree) readNodeAt(id PageID, asOf uint64, r read, fn func(n node) error) (PageID, error) {
+	for redirected := false; ; redirected = true {
+		var newer uint64
+		err := t.readNodeFrom(id, r, func(n node) error {
+			if newer = n.txid(); newer > asOf {
+				return nil
+			}
+			return fn(n)
+		})
+		if err != nil || newer <= asOf {
+			return id, err
+		}
+		if redirected {
+			return id, fmt.Errorf("btree: page %d: %w: a version written by transaction %d, after the version read (%d)", id, ErrCorruptNode, newer, asOf)
+		}
+		v, err := t.versionOf(id, newer, asOf)
+		if err != nil {
+			return id, err
+		}
+		id = v
+	}
+}
+
+// readBranchAt is readBranch in the version of transaction asOf, as
+// readNodeAt: it returns the page it read.
+func (t *Tree) readBranchAt(id PageID, asOf uint64, fn func(n node) error) (PageID, error) {
+	if t.peekBranch(id, true, func(n node) error {
+		if n.txid() > asOf {
+			return errPeekFailed // read with the latch, from the version
+		}
+		return fn(n)
+	}) {
+		return id, nil
+	}
+	return t.readNodeAt(id, asOf, readAny, fn)
+}
+
+// PageAt returns the page a reader of the version of transaction asOf
+// reads for page id: id itself (an overflow page, or a node not changed
+// since asOf), or the version of the node kept for such readers.
+func (t *Tree) PageAt(id PageID, asOf uint64) (PageID, error) {
+	pg, err := t.pool.Get(id, bufferpool.Shared)
+	if err != nil {
+		return 0, err
+	}
+	n := node(pg.Data())
+	overflow, txid := n.kind() == kindOverflow, n.txid()
+	pg.Release()
+	if overflow || txid <= asOf {
+		return id, nil
+	}
+	return t.versionOf(id, txid, asOf)
+}
