@@ -336,9 +336,12 @@ func (e *strataEngine) Metrics() map[string]float64 {
 	m["db.checkpoint_ms"] = float64(st.CheckpointTime-b.CheckpointTime) / 1e6
 	m["db.checkpoint_freeze_ms"] = float64(st.CheckpointFreezeTime-b.CheckpointFreezeTime) / 1e6
 	// Pages commits replaced (copied or removed): of the checkpoint's
-	// tree, and of pages written since (copies open snapshots forced).
+	// tree, and of pages written since (copies of pages a reader held
+	// under an open snapshot); and the versions commits kept for open
+	// snapshots instead of copying the path.
 	m["db.replaced_durable"] = float64(st.ReplacedDurable - b.ReplacedDurable)
 	m["db.replaced_fresh"] = float64(st.ReplacedFresh - b.ReplacedFresh)
+	m["db.snapshot_versions"] = float64(st.SnapshotVersions - b.SnapshotVersions)
 	// Commits that waited for a checkpoint because they replaced pages
 	// faster than checkpoints freed the old copies, and for how long.
 	m["db.space_waits"] = float64(st.SpaceWaits - b.SpaceWaits)
