@@ -7,7 +7,9 @@ import (
 // Lock rules: the registry of open snapshots (db.snaps: version → count)
 // is guarded by db.mu. A snapshot is registered under treeMu held shared,
 // so never in the middle of a commit that changes pages in place; from
-// then on commits copy the pages of its version instead.
+// then on commits keep a version of each page of its version before they
+// change it (or copy the page), and the snapshot's reads find the
+// versions (internal/btree/versions.go).
 
 // Snapshot is a consistent, read-only view of the database at the moment
 // it was taken, unaffected by later writes. Close it when done: it keeps
@@ -34,8 +36,8 @@ func (db *DB) NewSnapshot() (*Snapshot, error) {
 
 // takeSnapshot registers the current version as a snapshot's (NewSnapshot,
 // NewIter). It takes treeMu shared, so not in the middle of a commit that
-// changes pages in place: from the registration on, commits copy the
-// snapshot's pages instead. If it is not nil, the snapshot is iterator
+// changes pages in place: from the registration on, commits keep a
+// version of the snapshot's pages before they change them. If it is not nil, the snapshot is iterator
 // it's, registered with it (registerIter). Called within the gate.
 func (db *DB) takeSnapshot(it *Iterator) (Snapshot, error) {
 	// The tree alone is the snapshot's: the deferred commits go in first

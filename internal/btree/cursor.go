@@ -13,8 +13,10 @@ import (
 // place, keeping it pinned shared between calls (released by Release, by
 // moving off it, or when the cursor runs off the end): so no writer may
 // change the pages of its version in place while it is used — the caller's
-// snapshot freezes them — and the pages must stay allocated (the snapshot
-// guarantees that too).
+// snapshot freezes them: a writer changes such a page only after copying
+// its bytes to a version, which the cursor then reads instead, and only
+// while no reader holds it (versions.go) — and the pages must stay
+// allocated (the snapshot guarantees that too).
 //
 // A move decodes a window of up to windowSize cells of the leaf at once
 // (seekWindow after a seek), where each key and value starts and ends, all
@@ -84,8 +86,9 @@ type frame struct {
 	// ids caches children [idsFrom, idsFrom+len(ids)) of the branch, read
 	// while it was pinned or by a good optimistic read (0 past its ends): a move to the next or
 	// previous leaf takes the child from here instead of pinning the
-	// branch again. The version's pages do not change while the cursor
-	// reads it.
+	// branch again. The version's pages (as the cursor reads them: id is
+	// the version's page if the branch changed since, versions.go) do not
+	// change while the cursor reads it.
 	idsFrom int
 	ids     [4]PageID
 	// raEdge is the first child, in the direction the cursor moved when

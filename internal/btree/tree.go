@@ -27,14 +27,17 @@ var (
 // A version of the tree is its root page id and the transaction id (txid)
 // that made it; every node records the txid of the last transaction that
 // changed it. A write transaction changes a node in place unless the node
-// is frozen: written by a transaction at or before the frozen txid the
-// caller gives Begin (the last checkpoint the caller started, or the newest
-// open snapshot, whichever is later). A frozen node is copied to a new page
-// first (copy-on-write), and its parent points to the copy; the original
-// is returned as replaced, for the caller to free once no checkpoint and
-// no snapshot needs it. So the tree a checkpoint writes, and the tree a
-// snapshot reads, never change under them, while a page changed by many
-// commits between checkpoints is copied once, not once per commit.
+// is frozen: written by a transaction at or before the txids the caller
+// gives Begin (the last checkpoint the caller started, or the newest open
+// snapshot, whichever is later). A node of the checkpoint's tree is
+// copied to a new page first (copy-on-write), and its parent points to
+// the copy; the original is returned as replaced, for the caller to free
+// once no checkpoint and no snapshot needs it. A node only a snapshot
+// froze keeps its page, its old bytes copied to a version that readers of
+// the snapshot read instead (versions.go). So the tree a checkpoint
+// writes, and the tree a snapshot reads, never change under them, while a
+// page changed by many commits between checkpoints is copied once, not
+// once per commit.
 //
 // Readers that hold no snapshot read the current pages; the caller keeps
 // them out while a transaction runs (the database's tree latch), so they
