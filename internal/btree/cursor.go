@@ -248,7 +248,7 @@ func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 				// version, which nothing changes.
 				pg.Release()
 				if id == redirected {
-					c.fail(fmt.Errorf("btree: page %d: %w: a version written by transaction %d, after the version read (%d)", id, ErrCorruptNode, txid, c.asOf))
+					c.fail(errVersionTooNew(id, txid, c.asOf))
 					return false
 				}
 				if id, err = c.t.versionOf(id, txid, c.asOf); err != nil {

@@ -132,6 +132,13 @@ func (t *Tree) versionOf(id PageID, txid, asOf uint64) (PageID, error) {
 	return v, nil
 }
 
+// errVersionTooNew is the error of a version (page id) written by
+// transaction txid, after the version asOf its reader reads: a page whose
+// txid is wrong.
+func errVersionTooNew(id PageID, txid, asOf uint64) error {
+	return fmt.Errorf("btree: page %d: %w: a version written by transaction %d, after the version read (%d)", id, ErrCorruptNode, txid, asOf)
+}
+
 // readNodeAt is readNodeFrom in the version of transaction asOf (Live: the
 // current one): a node changed in place after asOf is read from its
 // version instead. It returns the page it read: id, or its version.
@@ -148,7 +155,7 @@ func (t *Tree) readNodeAt(id PageID, asOf uint64, r read, fn func(n node) error)
 			return id, err
 		}
 		if redirected {
-			return id, fmt.Errorf("btree: page %d: %w: a version written by transaction %d, after the version read (%d)", id, ErrCorruptNode, newer, asOf)
+			return id, errVersionTooNew(id, newer, asOf)
 		}
 		v, err := t.versionOf(id, newer, asOf)
 		if err != nil {
