@@ -96,8 +96,10 @@ type DB struct {
 	// pages in place: a commit holds it exclusively from its first change
 	// to the new version's publication, so readers never see part of a
 	// commit; Get and NewSnapshot hold it shared. Snapshots and
-	// transactions read pages no commit changes in place (frozen below, or
-	// writeMu held) and do not take it.
+	// transactions do not take it: they read pages no commit changes in
+	// place as they read them (frozen below: a commit leaves a version of
+	// such a page before it changes it, internal/btree/versions.go; or
+	// writeMu held).
 	treeMu sync.RWMutex
 	// treeEpoch counts the times a commit held treeMu exclusively: a
 	// point read that finds it unchanged after reading a page knows the
@@ -134,8 +136,11 @@ type DB struct {
 	snaps   map[uint64]int // txid → open snapshots of that version
 	pending []pendingFree
 	// pendingFresh are replaced pages no durable tree uses, in txid
-	// order: free once no reader needs them.
-	pendingFresh []pendingFree
+	// order: free once no reader needs them. pendingVersions are the
+	// versions commits kept for snapshots (internal/btree/versions.go),
+	// freed the same way, each taken out of the tree's table of versions
+	// first.
+	pendingFresh, pendingVersions []pendingFree
 	// pendingDiscard are replaced pages of the durable tree, in txid
 	// order: on disk until a checkpoint frees them (pending), but dropped
 	// from the pool once no reader needs them (pool.Discard), so that
@@ -900,12 +905,7 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 	// Replaced pages that no durable tree uses (fresh) can go as soon as
 	// no snapshot and no point read in flight reads a version before this
 	// one; the others wait for a checkpoint too.
-	// The versions of nodes it changed in place for open snapshots
-	// (internal/btree/versions.go) go as the fresh pages do, first: no
-	// table entry of a version outlives the page it is a version of.
-	versions := tx.Versions()
-	fresh := append([]btree.PageID(nil), versions...)
-	var durable []btree.PageID
+	var fresh, durable []btree.PageID
 	for _, id := range freed {
 		if db.fresh[id] {
 			delete(db.fresh, id)
@@ -915,8 +915,13 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 		}
 	}
 	db.st.replacedDurable.Add(int64(len(durable)))
-	db.st.replacedFresh.Add(int64(len(fresh) - len(versions)))
-	db.st.snapshotVersions.Add(int64(len(versions)))
+	db.st.replacedFresh.Add(int64(len(fresh)))
+	// The versions of nodes it changed in place for open snapshots
+	// (internal/btree/versions.go) go as the fresh pages do.
+	if versions := tx.Versions(); len(versions) > 0 {
+		db.st.snapshotVersions.Add(int64(len(versions)))
+		db.pendingVersions = append(db.pendingVersions, pendingFree{txid: txid, ids: versions})
+	}
 	if len(durable) > 0 {
 		db.pending = append(db.pending, pendingFree{txid: txid, ids: durable})
 		db.pendingPages.Add(int64(len(durable)))
@@ -927,12 +932,24 @@ func (db *DB) publish(tx *btree.Tx, lsn uint64) error {
 		db.pendingFresh = append(db.pendingFresh, pendingFree{txid: txid, ids: fresh})
 	}
 	oldest := db.oldestReadLocked()
+	versions := takeReady(&db.pendingVersions, oldest)
 	now := takeReady(&db.pendingFresh, oldest)
 	drop := takeReady(&db.pendingDiscard, oldest)
 	db.mu.Unlock()
+	db.freeVersions(versions, txid, false)
 	db.freePages(now, txid, false)
 	db.discardPages(drop, true)
 	return nil
+}
+
+// freeVersions frees versions no reader looks for any more, out of the
+// tree's table of versions first (no entry then outlives the pages freed
+// with them), as freePages frees pages.
+func (db *DB) freeVersions(ids []btree.PageID, txid uint64, yield bool) {
+	if len(ids) > 0 {
+		db.tree.ForgetVersions(ids)
+		db.freePages(ids, txid, yield)
+	}
 }
 
 // discardPerCommit is the most replaced pages a commit drops from the pool
@@ -1017,7 +1034,6 @@ func takeReady(list *[]pendingFree, oldest uint64) []btree.PageID {
 func (db *DB) freePages(ids []btree.PageID, txid uint64, yield bool) {
 	var retry []btree.PageID
 	for _, id := range ids {
-		db.tree.ForgetVersion(id) // no reader looks for it any more
 		if err := db.freePage(id); err != nil {
 			db.opts.Logger.Warn("strata: free page deferred", "page", id, "err", err)
 			retry = append(retry, id)
@@ -1081,7 +1097,7 @@ func (db *DB) abort(tx *btree.Tx) {
 		// A snapshot's reader may have found one while the transaction
 		// ran: they go as a commit's would.
 		db.mu.Lock()
-		db.pendingFresh = append(db.pendingFresh, pendingFree{txid: txid + 1, ids: versions})
+		db.pendingVersions = append(db.pendingVersions, pendingFree{txid: txid + 1, ids: versions})
 		db.mu.Unlock()
 	}
 }
@@ -1253,6 +1269,7 @@ func (db *DB) replacedPagesLimit() int64 {
 func (db *DB) releaseFrees() error {
 	db.mu.Lock()
 	oldest := db.oldestReadLocked()
+	versions := takeReady(&db.pendingVersions, oldest)
 	ready := takeReady(&db.pendingFresh, oldest)
 	drop := append(db.discardLater, takeReady(&db.pendingDiscard, oldest)...)
 	db.discardLater = nil
@@ -1273,6 +1290,7 @@ func (db *DB) releaseFrees() error {
 	txid := db.txid
 	db.mu.Unlock()
 	db.discardPages(drop, false) // written back now, or in use
+	db.freeVersions(versions, txid, true)
 	db.freePages(ready, txid, true)
 	db.pendingPages.Add(-fromPending)
 	return nil
@@ -1362,7 +1380,7 @@ func (db *DB) Close() error {
 func (db *DB) markClean() error {
 	db.mu.RLock()
 	m := meta{pageSize: uint32(db.store.PageSize()), root: uint64(db.root), txid: db.txid, lsn: db.lsn, clean: true}
-	clean := len(db.pending) == 0 && len(db.pendingFresh) == 0 && len(db.fresh) == 0 && db.ckptTxid == db.txid
+	clean := len(db.pending) == 0 && len(db.pendingFresh) == 0 && len(db.pendingVersions) == 0 && len(db.fresh) == 0 && db.ckptTxid == db.txid
 	db.mu.RUnlock()
 	if !clean {
 		return nil

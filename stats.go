@@ -47,10 +47,11 @@ type Stats struct {
 	// after a checkpoint froze them, or removed from the tree.
 	// ReplacedFresh counts pages written since the last checkpoint that
 	// commits replaced: copied because an open snapshot or iterator froze
-	// them (a commit changes the others in place), or removed. Per
-	// commit, the first measures the copy-on-write that checkpoints cost,
-	// the second what snapshots do (docs/ARCHITECTURE.md, "A mutable tree
-	// between checkpoints").
+	// them and a reader held them (a commit changes the others in place,
+	// leaving a version, SnapshotVersions, for the snapshots), or removed.
+	// Per commit, the first measures the copy-on-write that checkpoints
+	// cost, the second and SnapshotVersions what snapshots do
+	// (docs/ARCHITECTURE.md, "A mutable tree between checkpoints").
 	ReplacedDurable, ReplacedFresh int64
 	// SnapshotVersions counts the pages commits copied aside for open
 	// snapshots and iterators: a commit that changes a page of a
@@ -129,6 +130,9 @@ func (db *DB) Stats() Stats {
 		st.PendingFreePages += len(p.ids)
 	}
 	for _, p := range db.pendingFresh {
+		st.PendingFreePages += len(p.ids)
+	}
+	for _, p := range db.pendingVersions {
 		st.PendingFreePages += len(p.ids)
 	}
 	db.mu.RUnlock()

@@ -237,6 +237,9 @@ func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 		// version's shape does not change) a peek would only fail.
 		if (c.leafDepth > 0 && depth >= c.leafDepth) || !c.t.peekBranch(id, true, enter) {
 			c.stack = c.stack[:depth]
+			if v, ok := c.t.versionFirst(id, c.asOf); ok && id != redirected {
+				id, redirected = v, v // not waiting for a commit changing the node
+			}
 			pg, err := c.t.pool.Get(id, bufferpool.Shared)
 			if err != nil {
 				c.fail(err)

@@ -1,8 +1,9 @@
 // Package btree is the B+tree of Strata's key-value store: its node format
 // (this file) and, built on it, the tree over buffer-pool pages. A
 // transaction copies a page the first time it changes it after the last
-// frozen version (a checkpoint's or a snapshot's) and changes it in place
-// after that (tree.go).
+// checkpoint's version froze it, keeps a version of a page an open
+// snapshot froze before it changes it (versions.go), and changes pages in
+// place after that (tree.go).
 //
 // A node is one page. Reads work on the page bytes in place (binary search
 // over a slot array, no decoding, no allocation). Writes edit the page's

@@ -27,8 +27,8 @@ import (
 // readAheadSpan runs while the branch is pinned, or read optimistically
 // (peek.go: its result is used only once the read is known good),
 // readAhead after it is released. The leaf the cursor is leaving may still be pinned, shared,
-// during the reads (a version's pages are not changed in place while a
-// cursor reads it).
+// during the reads (a version's pages, as a cursor reads them, are not
+// changed in place while it reads them: versions.go).
 
 // readAheadMax is how many children one read-ahead asks for.
 const readAheadMax = 16

@@ -16,7 +16,7 @@ import (
 // begins with the newest open snapshot frozen and an older checkpoint
 // durable, so nodes only a snapshot froze change in place and leave a
 // version (versions.go); some transactions abort (their versions wait
-// like a commit's); versions and replaced pages are freed, ForgetVersion
+// like a commit's); versions and replaced pages are freed, ForgetVersions
 // first, once no snapshot before the transaction that made them is open,
 // so their page ids are reused. Every open snapshot is read (lookups,
 // scans both ways, seeks) after every transaction and must read the
@@ -48,7 +48,7 @@ func TestSnapshotVersionsModel(t *testing.T) {
 				}
 				for len(frees) > 0 && frees[0].txid <= oldest {
 					for _, id := range frees[0].ids {
-						tr.ForgetVersion(id)
+						tr.ForgetVersions([]PageID{id})
 						if err := pool.FreePage(id); err != nil {
 							t.Fatal(err)
 						}

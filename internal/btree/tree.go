@@ -509,11 +509,13 @@ func (tx *Tx) writable(path []step, d int) (bufferpool.Page, error) {
 	// written simply: putSimple switched to page undo).
 	if room && txid > tx.durable && (tx.pageUndo || tx.noUndo) {
 		if pg, ok := tx.t.pool.TryGet(id, bufferpool.Exclusive); ok {
+			// Recorded at once, so that a snapshot's reader finds the
+			// version instead of waiting for the node (versionFirst).
+			tx.t.versions.add(id, txid, tx.txid, nid)
 			npg.MarkDirty() // written back if evicted before it is freed
 			npg.Release()
 			delete(tx.created, nid)
 			tx.versions = append(tx.versions, nid)
-			tx.t.versions.add(id, txid, nid)
 			tx.changeInPlace(id, pg)
 			return pg, nil
 		}
@@ -866,7 +868,7 @@ func (tx *Tx) Scrap() []PageID { return tx.scrap }
 // Versions returns the pages holding versions of nodes the transaction
 // changed in place although an open snapshot froze them (versions.go).
 // They are not among the pages Commit or Abort returns: the caller frees
-// each (ForgetVersion first) once no reader of a version before this
+// each (ForgetVersions first) once no reader of a version before this
 // transaction remains, whether it committed or not (a reader may have
 // found a version while it ran).
 func (tx *Tx) Versions() []PageID { return tx.versions }

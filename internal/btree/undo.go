@@ -32,7 +32,8 @@ import (
 // tree on any error) keeps neither.
 //
 // Lock rules: as the rest of Tx (one transaction at a time per tree; the
-// caller keeps readers out while it runs).
+// caller keeps readers of the current version out while it runs; readers
+// of snapshots read versions of the pages it changes, versions.go).
 
 // undoLog is the key log: the previous cells of the keys simple writes
 // changed, in order, in one byte arena reused by the next transaction.

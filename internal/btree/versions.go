@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/stratadb/strata/internal/bufferpool"
 )
@@ -20,7 +21,7 @@ import (
 // than asOf reads, in its place, the version with the greatest txid at
 // or before asOf (Tree.versionOf): the bytes the node held when the
 // snapshot was taken. Nothing changes a version; the caller frees it
-// (ForgetVersion first) once no reader of a version before the commit
+// (ForgetVersions first) once no reader of a version before the commit
 // that made it remains, as it frees a page that commit replaced.
 //
 // A node that a reader holds when the commit wants to change it (an
@@ -38,6 +39,7 @@ import (
 // versionTable maps pages to the versions of them that readers of older
 // versions of the tree read.
 type versionTable struct {
+	n  atomic.Int64 // versions in the table: readers skip the lock at 0
 	mu sync.RWMutex
 	of map[PageID][]pageVersion // page → its versions, in txid order
 	// page maps a version's page back to the node it is a version of.
@@ -45,15 +47,16 @@ type versionTable struct {
 }
 
 // pageVersion is a node's bytes as written by transaction txid, kept on
-// page copy.
+// page copy when transaction until changed the node in place: readers of
+// the versions from txid up to until (excluded) read it.
 type pageVersion struct {
-	txid uint64
-	copy PageID
+	txid, until uint64
+	copy        PageID
 }
 
 // add records that page copy holds the bytes node page had as written by
-// transaction txid.
-func (vt *versionTable) add(page PageID, txid uint64, copy PageID) {
+// transaction txid, before transaction until changed it.
+func (vt *versionTable) add(page PageID, txid, until uint64, copy PageID) {
 	vt.mu.Lock()
 	defer vt.mu.Unlock()
 	if vt.of == nil {
@@ -65,67 +68,72 @@ func (vt *versionTable) add(page PageID, txid uint64, copy PageID) {
 	for i > 0 && vs[i-1].txid > txid {
 		i--
 	}
-	vt.of[page] = slices.Insert(vs, i, pageVersion{txid: txid, copy: copy})
+	vt.of[page] = slices.Insert(vs, i, pageVersion{txid: txid, until: until, copy: copy})
 	vt.page[copy] = page
+	vt.n.Add(1)
 }
 
-// find returns the version of node page that a reader at asOf reads: the
-// one with the greatest txid at or before asOf.
-func (vt *versionTable) find(page PageID, asOf uint64) (PageID, bool) {
+// covering returns the version of node page that a reader at asOf reads
+// in place of the node, if a transaction after asOf changed the node (or
+// is changing it): the one written at or before asOf and replaced after.
+// Without one, the node itself is as the reader's version has it, or a
+// commit about to change it has not recorded its version yet.
+func (vt *versionTable) covering(page PageID, asOf uint64) (PageID, bool) {
+	if vt.n.Load() == 0 {
+		return 0, false
+	}
 	vt.mu.RLock()
 	defer vt.mu.RUnlock()
 	vs := vt.of[page]
 	for i := len(vs) - 1; i >= 0; i-- {
-		if vs[i].txid <= asOf {
+		if vs[i].txid <= asOf && asOf < vs[i].until {
 			return vs[i].copy, true
 		}
 	}
 	return 0, false
 }
 
-// forget removes version copy from the table, if it is one.
-func (vt *versionTable) forget(copy PageID) {
-	vt.mu.Lock()
-	defer vt.mu.Unlock()
-	page, ok := vt.page[copy]
-	if !ok {
+// forget removes the versions among ids from the table.
+func (vt *versionTable) forget(ids []PageID) {
+	if vt.n.Load() == 0 {
 		return
 	}
-	delete(vt.page, copy)
-	vs := vt.of[page]
-	vs = slices.DeleteFunc(vs, func(v pageVersion) bool { return v.copy == copy })
-	if len(vs) == 0 {
-		delete(vt.of, page)
-	} else {
-		vt.of[page] = vs
+	vt.mu.Lock()
+	defer vt.mu.Unlock()
+	for _, copy := range ids {
+		page, ok := vt.page[copy]
+		if !ok {
+			continue
+		}
+		delete(vt.page, copy)
+		vs := slices.DeleteFunc(vt.of[page], func(v pageVersion) bool { return v.copy == copy })
+		if len(vs) == 0 {
+			delete(vt.of, page)
+		} else {
+			vt.of[page] = vs
+		}
+		vt.n.Add(-1)
 	}
-}
-
-// len is the number of versions in the table.
-func (vt *versionTable) len() int {
-	vt.mu.RLock()
-	defer vt.mu.RUnlock()
-	return len(vt.page)
 }
 
 // Live is the asOf of a reader of the current tree: it reads every node
 // as it is, never a version.
 const Live = ^uint64(0)
 
-// ForgetVersion removes page id from the table of versions if it is a
-// version (a page Tx.Versions returned). The caller calls it before it
-// frees the page: once no reader of a version before the commit that made
-// it remains.
-func (t *Tree) ForgetVersion(id PageID) { t.versions.forget(id) }
+// ForgetVersions removes the versions among ids (pages Tx.Versions
+// returned) from the table of versions. The caller calls it before it
+// frees them: once no reader of a version before the commit that made
+// them remains.
+func (t *Tree) ForgetVersions(ids []PageID) { t.versions.forget(ids) }
 
 // Versions is the number of node versions kept for readers of older
 // versions of the tree.
-func (t *Tree) Versions() int { return t.versions.len() }
+func (t *Tree) Versions() int { return int(t.versions.n.Load()) }
 
 // versionOf returns the page a reader at asOf reads in place of node id,
 // which a transaction after asOf (txid) changed in place.
 func (t *Tree) versionOf(id PageID, txid, asOf uint64) (PageID, error) {
-	v, ok := t.versions.find(id, asOf)
+	v, ok := t.versions.covering(id, asOf)
 	if !ok {
 		return 0, fmt.Errorf("btree: page %d: %w: written by transaction %d, after the version read (%d), and no copy of it kept", id, ErrCorruptNode, txid, asOf)
 	}
@@ -143,7 +151,11 @@ func errVersionTooNew(id PageID, txid, asOf uint64) error {
 // current one): a node changed in place after asOf is read from its
 // version instead. It returns the page it read: id, or its version.
 func (t *Tree) readNodeAt(id PageID, asOf uint64, r read, fn func(n node) error) (PageID, error) {
-	for redirected := false; ; redirected = true {
+	redirected := false
+	if v, ok := t.versionFirst(id, asOf); ok {
+		id, redirected = v, true
+	}
+	for ; ; redirected = true {
 		var newer uint64
 		err := t.readNodeFrom(id, r, func(n node) error {
 			if newer = n.txid(); newer > asOf {
@@ -163,6 +175,17 @@ func (t *Tree) readNodeAt(id PageID, asOf uint64, r read, fn func(n node) error)
 		}
 		id = v
 	}
+}
+
+// versionFirst returns, for a reader at asOf (not Live) about to read
+// node id with its latch, the version it reads instead if the table has
+// one: so it does not wait for a commit that holds the node exclusively
+// to change it (the commit recorded the version when it took the node).
+func (t *Tree) versionFirst(id PageID, asOf uint64) (PageID, bool) {
+	if asOf == Live {
+		return 0, false
+	}
+	return t.versions.covering(id, asOf)
 }
 
 // readBranchAt is readBranch in the version of transaction asOf, as
