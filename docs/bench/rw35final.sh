@@ -1,3 +1,4 @@
+#!/bin/bash
 set -u
 # docs/BENCHMARKS.md, thirty-fifth session: rw35.sh again with the final build in $AB/final (old: 7287c6b).
 AB=/tmp/s35/ab
