@@ -49,9 +49,11 @@ var ErrTxChanged = errors.New("strata: transaction changed under its iterator")
 // Update's caller; the database stays usable.
 //
 // Transactions are serializable: one read-write transaction runs at a
-// time, as in bbolt; readers of snapshots, iterators and View do not wait
-// for it (a point read outside them waits only for the moment a commit
-// changes the tree, not for the transaction). fn must not call the DB's
+// time, as in bbolt; readers do not wait for it (the reads of snapshots,
+// iterators and View do not wait for commits either, but in a rare race,
+// docs/ARCHITECTURE.md, "A mutable tree between checkpoints"; taking a
+// snapshot, and a point read, wait for the moment a commit changes the
+// tree). fn must not call the DB's
 // own write methods (Set, Delete, Batch.Commit, Update, Checkpoint), nor
 // Close: they wait for the transaction that is running them, and never
 // return.

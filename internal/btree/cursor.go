@@ -237,10 +237,17 @@ func (c *Cursor) descend(id PageID, pick func(n node) int, back bool) bool {
 		// version's shape does not change) a peek would only fail.
 		if (c.leafDepth > 0 && depth >= c.leafDepth) || !c.t.peekBranch(id, true, enter) {
 			c.stack = c.stack[:depth]
-			if v, ok := c.t.versionFirst(id, c.asOf); ok && id != redirected {
-				id, redirected = v, v // not waiting for a commit changing the node
+			var pg bufferpool.Page
+			var err error
+			if c.asOf == Live {
+				pg, err = c.t.pool.Get(id, bufferpool.Shared)
+			} else {
+				// Not waiting for a commit changing the node: its version.
+				var read PageID
+				if pg, read, err = c.t.pinAt(id, c.asOf); err == nil && read != id {
+					id, redirected = read, read
+				}
 			}
-			pg, err := c.t.pool.Get(id, bufferpool.Shared)
 			if err != nil {
 				c.fail(err)
 				return false

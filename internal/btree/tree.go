@@ -140,6 +140,11 @@ func (t *Tree) readNodeFrom(id PageID, r read, fn func(n node) error) error {
 	if err != nil {
 		return err
 	}
+	return readPinned(id, pg, fn)
+}
+
+// readPinned calls fn with node id, pinned as pg, and releases it.
+func readPinned(id PageID, pg bufferpool.Page, fn func(n node) error) error {
 	defer pg.Release()
 	b := pg.Data()
 	switch b[0] {
@@ -510,7 +515,7 @@ func (tx *Tx) writable(path []step, d int) (bufferpool.Page, error) {
 	if room && txid > tx.durable && (tx.pageUndo || tx.noUndo) {
 		if pg, ok := tx.t.pool.TryGet(id, bufferpool.Exclusive); ok {
 			// Recorded at once, so that a snapshot's reader finds the
-			// version instead of waiting for the node (versionFirst).
+			// version instead of waiting for the node (pinAt).
 			tx.t.versions.add(id, txid, tx.txid, nid)
 			npg.MarkDirty() // written back if evicted before it is freed
 			npg.Release()

@@ -2,6 +2,7 @@ package btree
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,22 +17,29 @@ import (
 // copied on write with its path. The commit copies its bytes to a new
 // page, the version, and changes the node in place on its own page, so
 // its parent, and the path above, stay as they are (Tx.writable). The
-// table here maps the node's page to its versions; a reader of an older
-// version of the tree (a snapshot at txid asOf) that finds a node newer
-// than asOf reads, in its place, the version with the greatest txid at
-// or before asOf (Tree.versionOf): the bytes the node held when the
-// snapshot was taken. Nothing changes a version; the caller frees it
-// (ForgetVersions first) once no reader of a version before the commit
-// that made it remains, as it frees a page that commit replaced.
+// table here maps the node's page to its versions, each with the txid
+// that wrote its bytes and the txid of the commit that then changed the
+// node (until). A reader of an older version of the tree (a snapshot at
+// txid asOf) reads, in place of a node, the version written at or before
+// asOf and replaced after it, if there is one (covering): the bytes the
+// node held when the snapshot was taken. Nothing changes a version; the
+// caller frees it (ForgetVersions first) once no reader of a version
+// before the commit that made it remains, as it frees a page that commit
+// replaced.
 //
 // A node that a reader holds when the commit wants to change it (an
 // iterator keeps its leaf pinned) is copied on write instead: the commit
 // changes a node in place only if it can take its latch exclusively at
 // once (bufferpool.Pool.TryGet), so no reader ever sees a node change
-// under it. A reader that read the node before the commit did read a
-// txid at or before asOf and bytes the commit had not changed; one that
-// reads it after finds the commit's txid and the version, added to the
-// table before the commit changed the node (the latch orders the two).
+// under it, and it records the version right after (no I/O between),
+// before it changes the node. A reader looks the table up before it
+// latches a node, and does not wait for a latch held exclusively: it
+// looks again a few times (pinAt), so it does not wait for the rest of
+// the commit (reading an old overflow chain, splitting) unless the commit
+// was held up between taking the node and recording its version. A
+// reader that latched the node before the commit read bytes the commit
+// had not changed; one that latched it after and missed the table finds
+// the commit's txid, and then the version (Tree.versionOf).
 //
 // Lock rules: the table's mutex guards its maps, and is held only for a
 // lookup or an update of them, never across a page read.
@@ -151,41 +159,54 @@ func errVersionTooNew(id PageID, txid, asOf uint64) error {
 // current one): a node changed in place after asOf is read from its
 // version instead. It returns the page it read: id, or its version.
 func (t *Tree) readNodeAt(id PageID, asOf uint64, r read, fn func(n node) error) (PageID, error) {
-	redirected := false
-	if v, ok := t.versionFirst(id, asOf); ok {
-		id, redirected = v, true
+	if asOf == Live {
+		return id, t.readNodeFrom(id, r, fn)
 	}
-	for ; ; redirected = true {
-		var newer uint64
-		err := t.readNodeFrom(id, r, func(n node) error {
-			if newer = n.txid(); newer > asOf {
-				return nil
-			}
-			return fn(n)
-		})
-		if err != nil || newer <= asOf {
-			return id, err
-		}
-		if redirected {
-			return id, errVersionTooNew(id, newer, asOf)
-		}
-		v, err := t.versionOf(id, newer, asOf)
+	for redirected := false; ; redirected = true {
+		pg, read, err := t.pinAt(id, asOf)
 		if err != nil {
-			return id, err
+			return read, err
 		}
-		id = v
+		if txid := node(pg.Data()).txid(); txid > asOf {
+			pg.Release()
+			if redirected || read != id {
+				return read, errVersionTooNew(read, txid, asOf)
+			}
+			if id, err = t.versionOf(id, txid, asOf); err != nil {
+				return id, err
+			}
+			continue
+		}
+		return read, readPinned(read, pg, fn)
 	}
 }
 
-// versionFirst returns, for a reader at asOf (not Live) about to read
-// node id with its latch, the version it reads instead if the table has
-// one: so it does not wait for a commit that holds the node exclusively
-// to change it (the commit recorded the version when it took the node).
-func (t *Tree) versionFirst(id PageID, asOf uint64) (PageID, bool) {
-	if asOf == Live {
-		return 0, false
+// pinTries is how many times a snapshot's reader that finds a node
+// latched looks for its version again before it waits for the latch.
+const pinTries = 4
+
+// pinAt pins shared, for a reader at asOf (not Live), node id or the
+// version of it that covers asOf, and returns the page it pinned. It does
+// not wait for a commit that holds the node exclusively to change it: the
+// commit records the version right after it takes the node (no I/O in
+// between), so a reader that finds the node latched looks the table up
+// again, a few times, before it waits for the latch (as it does for a
+// node not in a frame, which it reads).
+func (t *Tree) pinAt(id PageID, asOf uint64) (bufferpool.Page, PageID, error) {
+	for try := 0; ; try++ {
+		if v, ok := t.versions.covering(id, asOf); ok {
+			pg, err := t.pool.Get(v, bufferpool.Shared)
+			return pg, v, err
+		}
+		if pg, ok := t.pool.TryGet(id, bufferpool.Shared); ok {
+			return pg, id, nil
+		}
+		if try == pinTries {
+			pg, err := t.pool.Get(id, bufferpool.Shared)
+			return pg, id, err
+		}
+		runtime.Gosched()
 	}
-	return t.versions.covering(id, asOf)
 }
 
 // readBranchAt is readBranch in the version of transaction asOf, as
