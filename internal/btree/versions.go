@@ -182,16 +182,17 @@ func (t *Tree) readNodeAt(id PageID, asOf uint64, r read, fn func(n node) error)
 }
 
 // pinTries is how many times a snapshot's reader that finds a node
-// latched looks for its version again before it waits for the latch.
+// latched exclusively looks for its version again before it waits for
+// the latch.
 const pinTries = 4
 
 // pinAt pins shared, for a reader at asOf (not Live), node id or the
 // version of it that covers asOf, and returns the page it pinned. It does
 // not wait for a commit that holds the node exclusively to change it: the
 // commit records the version right after it takes the node (no I/O in
-// between), so a reader that finds the node latched looks the table up
-// again, a few times, before it waits for the latch (as it does for a
-// node not in a frame, which it reads).
+// between), so a reader that finds the node latched exclusively looks
+// the table up again, a few times, before it waits for the latch. A node
+// not in a frame it reads (Get) at once.
 func (t *Tree) pinAt(id PageID, asOf uint64) (bufferpool.Page, PageID, error) {
 	for try := 0; ; try++ {
 		if v, ok := t.versions.covering(id, asOf); ok {
@@ -201,7 +202,7 @@ func (t *Tree) pinAt(id PageID, asOf uint64) (bufferpool.Page, PageID, error) {
 		if pg, ok := t.pool.TryGet(id, bufferpool.Shared); ok {
 			return pg, id, nil
 		}
-		if try == pinTries {
+		if try == pinTries || !t.pool.HeldExclusively(id) {
 			pg, err := t.pool.Get(id, bufferpool.Shared)
 			return pg, id, err
 		}

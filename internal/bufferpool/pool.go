@@ -266,6 +266,27 @@ func (p *Pool) TryGet(id PageID, mode Mode) (pg Page, ok bool) {
 	return p.partFor(id).tryHit(id, mode, false)
 }
 
+// HeldExclusively reports whether page id is in a frame whose latch
+// someone holds exclusively at the moment (a writer changing the page, or
+// the pool moving it out of its frame), without the partition mutex.
+func (p *Pool) HeldExclusively(id PageID) bool {
+	if p.closed.Load() || id > pagestore.MaxPageID {
+		return false
+	}
+	pt := p.partFor(id)
+	di, found := pt.table.lookup(id)
+	if !found {
+		return false
+	}
+	d := pt.desc(di)
+	f := d.frame.Load()
+	if d.state.Load() != stFrame || f < 0 {
+		return false
+	}
+	_, free := pt.latches[f].version()
+	return !free
+}
+
 // Prefetch reads page id into memory, as Get would, for a use that
 // follows soon (a Get of it by the caller): the read counts in the
 // statistics as that use (a miss, or a compressed hit), and the use's hit
