@@ -59,3 +59,19 @@ func crashEachOp(t *testing.T, base *vfs.MemFS, o Options, maxOps int, modes []v
 	t.Fatalf("the session did not end within %d operations", maxOps)
 	return failed
 }
+
+// openWithPages opens a store with o at "db" and writes pages 0..n-1,
+// version 1 of each (pageContent), not synced.
+func openWithPages(t *testing.T, o Options, n int) *Store {
+	t.Helper()
+	s, err := Open("db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := PageID(0); id < PageID(n); id++ {
+		if _, _, err := s.WritePage(id, pageContent(id, 1, testPageSize)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}

@@ -32,15 +32,7 @@ func cutTestVersion(t *testing.T, s *Store, id PageID) int {
 func TestCutDoesNotResurrectPastTorn(t *testing.T) {
 	base := vfs.NewMem()
 	o := testOptions(base, mustCodec(t, "lz4"))
-	s, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id := PageID(0); id < 3; id++ {
-		if _, _, err := s.WritePage(id, pageContent(id, 1, testPageSize)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := openWithPages(t, o, 3)
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -119,15 +111,7 @@ func TestCutDoesNotResurrectPastTorn(t *testing.T) {
 func TestCrashMidCutShortTail(t *testing.T) {
 	base := vfs.NewMem()
 	o := testOptions(base, mustCodec(t, "none"))
-	s, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id := PageID(0); id < 3; id++ {
-		if _, _, err := s.WritePage(id, pageContent(id, 1, testPageSize)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := openWithPages(t, o, 3)
 	s.mu.Lock()
 	recEnd, segPath := s.streams[streamHot].head.size, s.streams[streamHot].head.path
 	s.mu.Unlock()

@@ -19,15 +19,7 @@ import (
 func TestCrashDuringDirectRewriteOfACutTail(t *testing.T) {
 	base := vfs.NewMem()
 	o := testOptions(base, mustCodec(t, "none"))
-	s, err := Open("db", o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id := PageID(0); id < 3; id++ {
-		if _, _, err := s.WritePage(id, pageContent(id, 1, testPageSize)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := openWithPages(t, o, 3)
 	s.mu.Lock()
 	head := s.streams[streamHot].head
 	recEnd, segPath := head.size, head.path
