@@ -85,9 +85,7 @@ func (pt *partition) compressDemote(di, f int32) time.Duration {
 	}
 	pt.mu.Unlock()
 	bp := pt.pool.getScratch()
-	start := time.Now()
-	img, used, err := codec.EncodePage(pt.pool.demotionCodec(), (*bp)[:0], pt.frameData(f))
-	took := time.Since(start)
+	img, used, took, err := pt.pool.compressDemotion((*bp)[:0], pt.frameData(f))
 	pt.pool.timing.comp.add(took)
 	pt.mu.Lock()
 	// The bytes are in img: the frame is not needed any more, and its

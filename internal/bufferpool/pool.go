@@ -82,6 +82,7 @@ type Pool struct {
 	ctl         controller
 	timing      timing
 	codec       codec.Codec  // compresses demotions and write-backs
+	coding      demoteCoding // how demotions that compress code (demote_coding.go)
 	sink        EvictionSink // the store, if it takes evicted clean pages (evict_hook.go)
 
 	closed    atomic.Bool

@@ -109,7 +109,10 @@ type Stats struct {
 	// FreeDemotions are the demotions that compressed nothing: the page
 	// kept the image it was read from, written as, or promoted from.
 	FreeDemotions int64
-	Promotions    int64 // images decompressed into frames (= compressed hits)
+	// LiteralDemotions are the demotions that compressed their page as a
+	// frame of literals (demote_coding.go).
+	LiteralDemotions int64
+	Promotions       int64 // images decompressed into frames (= compressed hits)
 	// KeptImages counts images kept by pages read from the store or
 	// written back (redundant copies made by a memcpy).
 	KeptImages         int64
@@ -153,6 +156,7 @@ func (p *Pool) Stats() Stats {
 		Auto:        !p.fixed.Load(),
 		Compressing: p.compressing.Load(),
 	}
+	st.LiteralDemotions = p.coding.coded.Load()
 	var avail int64
 	for _, pt := range p.parts {
 		s := &pt.st

@@ -85,6 +85,7 @@ type litScratch struct {
 	own  *huff0.Scratch // a table fitted to the literals at hand
 	desc []byte         // own's description
 	out  []byte         // the coded section
+	lits []byte         // a frame of literals' literals (literal_frames.go)
 }
 
 // newLitTable returns the literal table of raw, a dictionary in

@@ -420,6 +420,7 @@ func poolMetrics(m map[string]float64, p, b bufferpool.Stats) {
 	m["pool.evictions"] = float64(p.Evictions - b.Evictions)
 	m["pool.demotions"] = float64(p.Demotions - b.Demotions)
 	m["pool.free_demotions"] = float64(p.FreeDemotions - b.FreeDemotions)
+	m["pool.literal_demotions"] = float64(p.LiteralDemotions - b.LiteralDemotions)
 	m["pool.kept_images"] = float64(p.KeptImages - b.KeptImages)
 	m["pool.image_evictions"] = float64(p.ImageEvictions - b.ImageEvictions)
 	m["pool.redundant_evictions"] = float64(p.RedundantEvictions - b.RedundantEvictions)
