@@ -259,7 +259,7 @@ func Open(dir string, o *Options) (*DB, error) {
 	if err := po.Validate(ps); err != nil {
 		return nil, fmt.Errorf("strata: %w", err)
 	}
-	store, err := pagestore.Open(dir, pagestore.Options{FS: fs, PageSize: opts.PageSize, Codec: c, DisableDirectIO: opts.DisableDirectIO, DisableDictionary: opts.DisableDictionary, DictionarySpaceOnly: opts.dictSpaceOnly, Logger: opts.Logger})
+	store, err := pagestore.Open(dir, pagestore.Options{FS: fs, PageSize: opts.PageSize, Codec: c, DisableDirectIO: opts.DisableDirectIO, DisableReadPolling: opts.DisableReadPolling, DisableDictionary: opts.DisableDictionary, DictionarySpaceOnly: opts.dictSpaceOnly, Logger: opts.Logger})
 	if err != nil {
 		return nil, wrapOpenErr(dir, err)
 	}

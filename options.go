@@ -68,6 +68,16 @@ type Options struct {
 	// DisableDirectIO turns off O_DIRECT for page files (on by default
 	// where the file system supports it).
 	DisableDirectIO bool
+	// DisableReadPolling makes a reader of a page not in memory park at
+	// once while the device reads it. By default, where direct reads go
+	// through Linux AIO, the reader polls for the read's completion for up
+	// to 200 µs first, yielding its CPU to any goroutine ready to run: a
+	// parked reader waited 2-4 times the device's time to be woken while
+	// the process's other goroutines kept the CPUs busy
+	// (docs/ARCHITECTURE.md, vfs, "Direct reads"). Polling costs CPU time
+	// nothing else wanted; turn it off where CPU time is billed and
+	// latency does not matter.
+	DisableReadPolling bool
 	// DisableDeferredCommits makes every commit change the tree before it
 	// returns. By default, where the store's reads are asynchronous
 	// (direct I/O through Linux AIO), a commit whose pages are not in

@@ -51,6 +51,10 @@ type Options struct {
 	// opened with O_DIRECT where the OS and file system allow it, so that
 	// the OS page cache does not keep a second copy of the pages.
 	DisableDirectIO bool
+	// DisableReadPolling makes direct reads park their goroutine at once
+	// instead of polling for their completion first
+	// (vfs.OpenOptions.PollReads).
+	DisableReadPolling bool
 	// CleanerThreshold is the share of garbage in the store (0..1: bytes
 	// of segment files not holding a live record, over all segment bytes)
 	// above which the cleaner runs. It then picks victims by cost-benefit

@@ -672,7 +672,7 @@ func (s *Store) create() error {
 
 func (s *Store) openSegment(num uint32) error {
 	path := segmentPath(s.dir, num)
-	f, err := s.fs.OpenFile(path, os.O_RDWR, 0, vfs.OpenOptions{Direct: !s.opts.DisableDirectIO})
+	f, err := s.fs.OpenFile(path, os.O_RDWR, 0, vfs.OpenOptions{Direct: !s.opts.DisableDirectIO, PollReads: !s.opts.DisableReadPolling})
 	if err != nil {
 		return fmt.Errorf("pagestore: open segment %s: %w", path, err)
 	}

@@ -495,7 +495,7 @@ func (s *Store) newHead(streamID int) error {
 		return errors.New("segment numbers exhausted")
 	}
 	path := segmentPath(s.dir, num)
-	f, err := s.fs.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644, vfs.OpenOptions{Direct: !s.opts.DisableDirectIO})
+	f, err := s.fs.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644, vfs.OpenOptions{Direct: !s.opts.DisableDirectIO, PollReads: !s.opts.DisableReadPolling})
 	if err != nil {
 		return fmt.Errorf("create segment %s: %w", path, err)
 	}

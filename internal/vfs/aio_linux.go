@@ -43,6 +43,19 @@ import (
 // than pread(2): the poller woke the reaper, which woke the reader on
 // another thread (BenchmarkDirectRead, docs/BENCHMARKS.md).
 //
+// A reader parked on the poller is slow to wake while the process's other
+// Ps are busy: with two goroutines on two Ps, each alternating 0.3–1 ms of
+// CPU work with a random 4 KiB read, a read took 215–227 µs against 75–91
+// µs when they mostly read (BenchmarkDirectReadBesideWork; docs/BENCHMARKS.md,
+// thirty-sixth session); in the engine, point reads that
+// mostly hit memory had their misses take 216–312 µs, against 78 µs with
+// one reading goroutine. So a file opened with OpenOptions.PollReads
+// waits for a read's completion by reading its eventfd without blocking,
+// for up to pollBudget, handing its P to any goroutine ready to run
+// (runtime.Gosched) after every pollEvery reads, and parks on the poller
+// only after that. The CPU it spins on had nothing to run; a reader
+// polling for longer than the device takes costs CPU only.
+//
 // Where AIO is not available (io_setup fails: no kernel support, a seccomp
 // filter, fs.aio-max-nr exhausted), a submission is refused (EAGAIN: too
 // many in flight, or any other error), maxEventFDs reads are in flight
@@ -65,6 +78,13 @@ const (
 	// pread(2).
 	aioEvents = 1024
 )
+
+// pollBudget is how long a polled read polls before it parks: about
+// three times a random read's time on the virtio disks measured (65–90
+// µs). pollEvery is how many polls it makes between yields of its P.
+var pollBudget = 200 * time.Microsecond
+
+const pollEvery = 8
 
 // maxEventFDs bounds the eventfds made, and so the reads in flight through
 // AIO: a read beyond it is a pread(2). Each is a descriptor and a watch
@@ -111,6 +131,7 @@ type aioRequest struct {
 // the poller; fd is its descriptor, for the read's iocb.
 type eventFD struct {
 	f  *os.File
+	rc syscall.RawConn // f's, for poll
 	fd int
 }
 
@@ -126,8 +147,9 @@ type asyncReader struct {
 	mu       sync.Mutex
 	reqs     map[uint64]*aioRequest
 	next     uint64
-	// reads counts the reads done through AIO (tests).
-	reads atomic.Int64
+	// reads counts the reads done through AIO, polled those whose
+	// completion poll saw (tests).
+	reads, polled atomic.Int64
 	// overhead is the time the reads spent outside the device's wait, in
 	// io_submit(2) and in the reaps after them (io_getevents(2), recording
 	// the completions), over overheadReads of them (ReadOverhead).
@@ -190,7 +212,12 @@ func (a *asyncReader) takeEventFD() *eventFD {
 	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	var e *eventFD
 	if err == nil {
-		e = &eventFD{f: os.NewFile(uintptr(fd), "aio-eventfd"), fd: fd}
+		f := os.NewFile(uintptr(fd), "aio-eventfd")
+		if rc, rerr := f.SyscallConn(); rerr == nil {
+			e = &eventFD{f: f, rc: rc, fd: fd}
+		} else {
+			f.Close()
+		}
 	}
 	a.mu.Lock()
 	a.making--
@@ -216,11 +243,15 @@ func (a *asyncReader) putEventFD(e *eventFD) {
 	a.mu.Unlock()
 }
 
-// wait returns when r is done: completed, or given back (fail). It frees
-// r's eventfd.
-func (a *asyncReader) wait(r *aioRequest) {
+// wait returns when r is done: completed, or given back (fail), polling
+// for its completion first if poll (below). It frees r's eventfd.
+func (a *asyncReader) wait(r *aioRequest, poll bool) {
 	var buf [8]byte
-	if _, err := r.efd.f.Read(buf[:]); err != nil {
+	var err error
+	if !poll || !a.poll(r) {
+		_, err = r.efd.f.Read(buf[:])
+	}
+	if err != nil {
 		// Closed by fail, which gave r back (or another error, after
 		// which fail does).
 		a.fail()
@@ -232,6 +263,37 @@ func (a *asyncReader) wait(r *aioRequest) {
 	}
 	<-r.done // closed by this reap, an earlier one, giveBack or fail
 	a.putEventFD(r.efd)
+}
+
+// poll waits for r's completion by reading its eventfd without blocking,
+// for up to pollBudget, yielding the P to any goroutine ready to run after
+// every pollEvery reads; true if the eventfd was raised (and read), false
+// if the budget ran out or the eventfd cannot be read (wait then parks).
+func (a *asyncReader) poll(r *aioRequest) bool {
+	var buf [8]byte
+	raised := false
+	read := func(fd uintptr) {
+		n, err := unix.Read(int(fd), buf[:])
+		raised = err == nil && n == len(buf)
+	}
+	deadline := time.Now().Add(pollBudget)
+	for i := 1; ; i++ {
+		// Control holds a reference on the descriptor: fail cannot close
+		// it, and its number be reused, while it is read.
+		if err := r.efd.rc.Control(read); err != nil {
+			return false
+		}
+		if raised {
+			a.polled.Add(1)
+			return true
+		}
+		if i%pollEvery == 0 {
+			if time.Now().After(deadline) {
+				return false
+			}
+			runtime.Gosched()
+		}
+	}
 }
 
 // giveBack marks r to be read again with pread(2) and done, unless its
@@ -312,15 +374,16 @@ func (a *asyncReader) fail() {
 }
 
 // pread reads len(p) bytes at off of the O_DIRECT file fd into p, which
-// stays referenced by the caller until it returns. ok is false where the
+// stays referenced by the caller until it returns, polling for its
+// completion before it parks if poll. ok is false where the
 // read was not done (refused, or given up): the caller reads with
 // pread(2).
-func (a *asyncReader) pread(fd uintptr, p []byte, off int64) (n int, err error, ok bool) {
+func (a *asyncReader) pread(fd uintptr, p []byte, off int64, poll bool) (n int, err error, ok bool) {
 	r := a.submit(fd, p, off)
 	if r == nil {
 		return 0, nil, false
 	}
-	a.wait(r)
+	a.wait(r, poll)
 	runtime.KeepAlive(p) // the kernel wrote into it until now
 	if r.retry {
 		return 0, nil, false

@@ -21,7 +21,13 @@ import (
 // returns it, open, with its contents.
 func directFile(t *testing.T, n int) (File, []byte) {
 	t.Helper()
-	f, err := Default.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o644, OpenOptions{Direct: true})
+	return directFileWith(t, n, OpenOptions{Direct: true})
+}
+
+// directFileWith is directFile opened with opts.
+func directFileWith(t *testing.T, n int, opts OpenOptions) (File, []byte) {
+	t.Helper()
+	f, err := Default.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o644, opts)
 	must(t, err)
 	t.Cleanup(func() { f.Close() })
 	if !f.Direct() {
@@ -39,14 +45,24 @@ func directFile(t *testing.T, n int) (File, []byte) {
 
 // TestDirectReadsThroughAIO: where AIO is available, direct reads go
 // through it, many at once, and return what was written; a read past the
-// end returns io.EOF as pread(2) does.
+// end returns io.EOF as pread(2) does. With PollReads the readers see
+// their completions by polling (most of them: the device answers within
+// the budget), without it none does.
 func TestDirectReadsThroughAIO(t *testing.T) {
+	for _, poll := range []bool{false, true} {
+		t.Run(map[bool]string{false: "parked", true: "polled"}[poll], func(t *testing.T) {
+			testDirectReadsThroughAIO(t, poll)
+		})
+	}
+}
+
+func testDirectReadsThroughAIO(t *testing.T, poll bool) {
 	a := asyncReads()
 	if a == nil {
 		t.Skip("Linux AIO not available here")
 	}
-	f, want := directFile(t, 64)
-	before := a.reads.Load()
+	f, want := directFileWith(t, 64, OpenOptions{Direct: true, PollReads: poll})
+	before, polledBefore := a.reads.Load(), a.polled.Load()
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for g := 0; g < 16; g++ {
@@ -75,6 +91,13 @@ func TestDirectReadsThroughAIO(t *testing.T) {
 	}
 	if got := a.reads.Load() - before; got < 16*50 {
 		t.Fatalf("%d reads through AIO, want %d", got, 16*50)
+	}
+	polled := a.polled.Load() - polledBefore
+	if !poll && polled != 0 {
+		t.Fatalf("%d reads polled without PollReads", polled)
+	}
+	if poll && polled < 16*50/2 {
+		t.Fatalf("%d of %d reads polled with PollReads, want most", polled, 16*50)
 	}
 	checkEventFDsDrained(t, a)
 	if d, ok := ReadOverhead(); !ok || d <= 0 {
@@ -183,13 +206,13 @@ func TestCompletionTakenByAnotherReader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a.wait(ra)
+	a.wait(ra, false)
 	select {
 	case <-rb.done:
 	default:
 		t.Fatal("the first reader's reap did not record the second's completion")
 	}
-	a.wait(rb)
+	a.wait(rb, false)
 	for _, c := range []struct {
 		r    *aioRequest
 		buf  []byte
@@ -209,6 +232,14 @@ func TestCompletionTakenByAnotherReader(t *testing.T) {
 // but whose completion another reader took from the ring and has not yet
 // recorded waits until it is recorded, and returns its result.
 func TestReaderWaitsForATakenCompletion(t *testing.T) {
+	for _, poll := range []bool{false, true} {
+		t.Run(map[bool]string{false: "parked", true: "polled"}[poll], func(t *testing.T) {
+			testReaderWaitsForATakenCompletion(t, poll)
+		})
+	}
+}
+
+func testReaderWaitsForATakenCompletion(t *testing.T, poll bool) {
 	a := newAsyncReader()
 	if a == nil {
 		t.Skip("Linux AIO not available here")
@@ -219,7 +250,7 @@ func TestReaderWaitsForATakenCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	returned := make(chan struct{})
-	go func() { a.wait(r); close(returned) }()
+	go func() { a.wait(r, poll); close(returned) }()
 	select {
 	case <-returned:
 		t.Fatal("wait returned before the completion was recorded")
@@ -272,6 +303,20 @@ func openFDs(t *testing.T) int {
 // eventfd: its read is given back (for pread(2)), and every eventfd is
 // closed.
 func TestFailEndsWaits(t *testing.T) {
+	for _, poll := range []bool{false, true} {
+		t.Run(map[bool]string{false: "parked", true: "polling"}[poll], func(t *testing.T) {
+			testFailEndsWaits(t, poll)
+		})
+	}
+}
+
+// testFailEndsWaits: with poll, fail comes while the reader polls (its
+// budget made longer than the test).
+func testFailEndsWaits(t *testing.T, poll bool) {
+	if poll {
+		defer func(b time.Duration) { pollBudget = b }(pollBudget)
+		pollBudget = time.Minute
+	}
 	before := openFDs(t)
 	a := newAsyncReader()
 	if a == nil {
@@ -279,8 +324,8 @@ func TestFailEndsWaits(t *testing.T) {
 	}
 	r := unsubmitted(t, a)
 	returned := make(chan struct{})
-	go func() { a.wait(r); close(returned) }()
-	time.Sleep(10 * time.Millisecond) // let it park in the poller
+	go func() { a.wait(r, poll); close(returned) }()
+	time.Sleep(10 * time.Millisecond) // let it park in the poller, or poll
 	a.fail()
 	select {
 	case <-returned:
@@ -364,7 +409,7 @@ func newAIOFile(t *testing.T, blocks int) *aioFile {
 // read reads buf at off through a; done is false where a left it to
 // pread(2).
 func (f *aioFile) read(t *testing.T, a *asyncReader, buf []byte, off int64) (n int, err error, done bool) {
-	if cerr := f.rc.Control(func(fd uintptr) { n, err, done = a.pread(fd, buf, off) }); cerr != nil {
+	if cerr := f.rc.Control(func(fd uintptr) { n, err, done = a.pread(fd, buf, off, false) }); cerr != nil {
 		t.Error(cerr)
 	}
 	return

@@ -97,7 +97,7 @@ func (f *osFile) directReadAt(p []byte, off int64) (int, error) {
 		if err := rc.Control(func(fd uintptr) {
 			if a := asyncReads(); a != nil {
 				var done bool
-				if m, rerr, done = a.pread(fd, p[n:], off+int64(n)); done {
+				if m, rerr, done = a.pread(fd, p[n:], off+int64(n), f.pollReads); done {
 					return
 				}
 			}

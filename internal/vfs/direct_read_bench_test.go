@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -78,3 +79,79 @@ func BenchmarkDirectRead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDirectReadBesideWork is BenchmarkDirectRead as a cache's misses
+// meet it: two goroutines (GOMAXPROCS 2 on the machines measured), each
+// alternating a stretch of CPU work (a cache's hits) with a random 4 KiB
+// direct read, through AIO with the reader parked on the poller, through
+// AIO polling for the completion (OpenOptions.PollReads), and through
+// pread(2). It reports each read's mean latency (us/read):
+//
+//	STRATA_VFS_BENCH_FILE=/path/to/a/large/file go test ./internal/vfs -run '^$' -bench DirectReadBesideWork -benchtime 4000x
+func BenchmarkDirectReadBesideWork(b *testing.B) {
+	name := os.Getenv("STRATA_VFS_BENCH_FILE")
+	if name == "" {
+		b.Skip("STRATA_VFS_BENCH_FILE not set")
+	}
+	for _, mode := range []string{"aio-parked", "aio-polled", "pread"} {
+		for _, work := range []time.Duration{50 * time.Microsecond, 300 * time.Microsecond, time.Millisecond} {
+			b.Run(fmt.Sprintf("%s/work=%v", mode, work), func(b *testing.B) {
+				if mode != "pread" && asyncReads() == nil {
+					b.Skip("Linux AIO not available here")
+				}
+				disableAsync.Store(mode == "pread")
+				defer disableAsync.Store(false)
+				f, err := OS().OpenFile(name, os.O_RDONLY, 0, OpenOptions{Direct: true, PollReads: mode == "aio-polled"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				size, err := f.Size()
+				if err != nil {
+					b.Fatal(err)
+				}
+				blocks := size / BlockSize
+				if !f.Direct() || blocks == 0 {
+					b.Skip("no direct I/O on this file system, or an empty file")
+				}
+				per := max(b.N/2, 1)
+				var reading atomic.Int64 // nanoseconds spent in reads
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for i := range 2 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						buf := AlignedBuffer(BlockSize)
+						rng := rand.New(rand.NewPCG(uint64(i), 11))
+						for range per {
+							busyFor(work)
+							start := time.Now()
+							if _, err := f.ReadAt(buf, rng.Int64N(blocks)*BlockSize); err != nil {
+								b.Error(err)
+								return
+							}
+							reading.Add(int64(time.Since(start)))
+						}
+					}()
+				}
+				wg.Wait()
+				b.ReportMetric(float64(reading.Load())/1e3/float64(2*per), "us/read")
+			})
+		}
+	}
+}
+
+// busyFor keeps the CPU busy for d.
+func busyFor(d time.Duration) {
+	end := time.Now().Add(d)
+	x := uint64(1)
+	for time.Now().Before(end) {
+		for i := range uint64(64) {
+			x = x*6364136223846793005 + i
+		}
+	}
+	sink.Store(x)
+}
+
+var sink atomic.Uint64

@@ -34,7 +34,7 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode, opts OpenOptions) 
 	if err != nil {
 		return nil, err
 	}
-	file := &osFile{f: f, name: name, checkAlign: opts.Direct}
+	file := &osFile{f: f, name: name, checkAlign: opts.Direct, pollReads: opts.PollReads}
 	if opts.Direct {
 		// O_DIRECT is switched on after the open rather than passed to it:
 		// on a file system that refuses O_DIRECT, open(O_CREAT|O_DIRECT)
@@ -107,6 +107,8 @@ type osFile struct {
 	// checkAlign: direct I/O was requested, so alignment is enforced even
 	// if the file system refused it (see OS).
 	checkAlign bool
+	// pollReads: direct reads poll for their completion (OpenOptions).
+	pollReads bool
 }
 
 // ReadAt implements File.

@@ -52,6 +52,12 @@ type OpenOptions struct {
 	// reports false. With direct I/O, offsets, lengths and buffer addresses
 	// must be BlockSize-aligned (see AlignedBuffer).
 	Direct bool
+	// PollReads makes a direct read through Linux AIO wait for its
+	// completion by polling for up to 200 µs before its goroutine parks
+	// (aio_linux.go): a parked reader can wait long for the Go scheduler
+	// to wake it while the process's other goroutines keep its CPUs busy.
+	// It costs CPU time the reader's own CPU had no other use for.
+	PollReads bool
 }
 
 // FS is a file system.
