@@ -70,13 +70,12 @@ type Options struct {
 	DisableDirectIO bool
 	// DisableReadPolling makes a reader of a page not in memory park at
 	// once while the device reads it. By default, where direct reads go
-	// through Linux AIO, the reader polls for the read's completion for up
-	// to 200 µs first, yielding its CPU to any goroutine ready to run: a
-	// parked reader waited 2-4 times the device's time to be woken while
-	// the process's other goroutines kept the CPUs busy
-	// (docs/ARCHITECTURE.md, vfs, "Direct reads"). Polling costs CPU time
-	// nothing else wanted; turn it off where CPU time is billed and
-	// latency does not matter.
+	// through Linux AIO and no other read is in flight, the reader polls
+	// for the read's completion for up to 200 µs first: a parked reader
+	// waited 2-4 times the device's time to be woken while the process's
+	// other goroutines kept the CPUs busy (docs/ARCHITECTURE.md, vfs,
+	// "Direct reads"). Polling costs the CPU time of the wait; turn it off
+	// where CPU time is billed and latency does not matter.
 	DisableReadPolling bool
 	// DisableDeferredCommits makes every commit change the tree before it
 	// returns. By default, where the store's reads are asynchronous

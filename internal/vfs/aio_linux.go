@@ -45,16 +45,32 @@ import (
 //
 // A reader parked on the poller is slow to wake while the process's other
 // Ps are busy: with two goroutines on two Ps, each alternating 0.3–1 ms of
-// CPU work with a random 4 KiB read, a read took 215–227 µs against 75–91
+// CPU work with a random 4 KiB read, a read took 180–245 µs against 70–82
 // µs when they mostly read (BenchmarkDirectReadBesideWork; docs/BENCHMARKS.md,
-// thirty-sixth session); in the engine, point reads that
-// mostly hit memory had their misses take 216–312 µs, against 78 µs with
-// one reading goroutine. So a file opened with OpenOptions.PollReads
-// waits for a read's completion by reading its eventfd without blocking,
-// for up to pollBudget, handing its P to any goroutine ready to run
-// (runtime.Gosched) after every pollEvery reads, and parks on the poller
-// only after that. The CPU it spins on had nothing to run; a reader
-// polling for longer than the device takes costs CPU only.
+// thirty-sixth session); in the engine, point reads that mostly hit memory
+// had their misses take 216–346 µs, against 78 µs with one reading
+// goroutine. So a file opened with OpenOptions.PollReads waits for a
+// read's completion by reading its eventfd without blocking, for up to
+// pollBudget, and parks on the poller only after that, when
+//
+//   - no other read is in flight through AIO: where others are, their
+//     readers wait too and their Ps are idle, so the poller wakes readers
+//     at once; and polling Ps cannot: a parked reader waited until the
+//     runtime's monitor polled, up to 10 ms later (point reads 8 times the
+//     memory: p99 1.2–1.8 ms against 0.25–0.37 ms with every P allowed to
+//     poll, 0.88–0.93× the throughput), and
+//   - GOMAXPROCS is at least 2 (with one P, polling would stop everything
+//     else).
+//
+// The poller keeps its P, as a goroutine in pread(2) keeps it until the
+// runtime's monitor takes it back (other Ps steal what waits on its
+// queue): a runtime.Gosched would put it on the scheduler's global queue,
+// which its P looks at before the poller (1–2% of reads took over a
+// millisecond in the benchmark). Between polls it yields its CPU to the
+// kernel (sched_yield(2)): a thread woken on that CPU, a Go thread back
+// from the poller or the runtime's monitor, would otherwise wait for the
+// next scheduler tick (p99.9 of point reads 4× and 8× the memory 2.6–4.3
+// ms without the yield, 0.5–0.9 ms with it, as when parked).
 //
 // Where AIO is not available (io_setup fails: no kernel support, a seccomp
 // filter, fs.aio-max-nr exhausted), a submission is refused (EAGAIN: too
@@ -81,7 +97,7 @@ const (
 
 // pollBudget is how long a polled read polls before it parks: about
 // three times a random read's time on the virtio disks measured (65–90
-// µs). pollEvery is how many polls it makes between yields of its P.
+// µs). pollEvery is how many polls it makes between looks at the clock.
 var pollBudget = 200 * time.Microsecond
 
 const pollEvery = 8
@@ -150,6 +166,8 @@ type asyncReader struct {
 	// reads counts the reads done through AIO, polled those whose
 	// completion poll saw (tests).
 	reads, polled atomic.Int64
+	// readers counts the reads in flight (submitted, not yet returned).
+	readers atomic.Int64
 	// overhead is the time the reads spent outside the device's wait, in
 	// io_submit(2) and in the reaps after them (io_getevents(2), recording
 	// the completions), over overheadReads of them (ReadOverhead).
@@ -266,10 +284,13 @@ func (a *asyncReader) wait(r *aioRequest, poll bool) {
 }
 
 // poll waits for r's completion by reading its eventfd without blocking,
-// for up to pollBudget, yielding the P to any goroutine ready to run after
-// every pollEvery reads; true if the eventfd was raised (and read), false
-// if the budget ran out or the eventfd cannot be read (wait then parks).
+// for up to pollBudget; true if the eventfd was raised (and read), false
+// if GOMAXPROCS-1 readers poll already, the budget ran out or the eventfd
+// cannot be read (wait then parks).
 func (a *asyncReader) poll(r *aioRequest) bool {
+	if a.readers.Load() > 1 || runtime.GOMAXPROCS(0) < 2 {
+		return false
+	}
 	var buf [8]byte
 	raised := false
 	read := func(fd uintptr) {
@@ -287,11 +308,12 @@ func (a *asyncReader) poll(r *aioRequest) bool {
 			a.polled.Add(1)
 			return true
 		}
-		if i%pollEvery == 0 {
-			if time.Now().After(deadline) {
-				return false
-			}
-			runtime.Gosched()
+		// Let a thread the kernel woke on this CPU run (a Go thread back
+		// from the poller, the runtime's monitor): it would wait for the
+		// next tick.
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		if i%pollEvery == 0 && time.Now().After(deadline) {
+			return false
 		}
 	}
 }
@@ -379,6 +401,8 @@ func (a *asyncReader) fail() {
 // read was not done (refused, or given up): the caller reads with
 // pread(2).
 func (a *asyncReader) pread(fd uintptr, p []byte, off int64, poll bool) (n int, err error, ok bool) {
+	a.readers.Add(1)
+	defer a.readers.Add(-1)
 	r := a.submit(fd, p, off)
 	if r == nil {
 		return 0, nil, false

@@ -53,10 +53,11 @@ type OpenOptions struct {
 	// must be BlockSize-aligned (see AlignedBuffer).
 	Direct bool
 	// PollReads makes a direct read through Linux AIO wait for its
-	// completion by polling for up to 200 µs before its goroutine parks
-	// (aio_linux.go): a parked reader can wait long for the Go scheduler
-	// to wake it while the process's other goroutines keep its CPUs busy.
-	// It costs CPU time the reader's own CPU had no other use for.
+	// completion by polling for up to 200 µs before its goroutine parks,
+	// when it is the only read in flight and GOMAXPROCS is 2 or more
+	// (aio_linux.go): a parked reader can wait long to be woken while the
+	// process's other goroutines keep its CPUs busy. It costs the CPU time
+	// of the wait.
 	PollReads bool
 }
 
