@@ -85,7 +85,7 @@ func (pt *partition) compressDemote(di, f int32) time.Duration {
 	}
 	pt.mu.Unlock()
 	bp := pt.pool.getScratch()
-	img, used, took, err := pt.pool.compressDemotion((*bp)[:0], pt.frameData(f))
+	img, used, literal, took, err := pt.pool.compressDemotion((*bp)[:0], pt.frameData(f))
 	pt.pool.timing.comp.add(took)
 	pt.mu.Lock()
 	// The bytes are in img: the frame is not needed any more, and its
@@ -97,6 +97,9 @@ func (pt *partition) compressDemote(di, f int32) time.Duration {
 		d.state.Store(stImage)
 		pt.st.demotions.Add(1)
 		pt.st.ctlDemotions.Add(1)
+		if literal {
+			pt.pool.coding.coded.Add(1)
+		}
 	} else {
 		if err == nil {
 			pt.offerBytes(d.pageID(), used, img) // leaves memory: the image did not fit, or the page does not compress

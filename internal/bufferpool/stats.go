@@ -109,8 +109,8 @@ type Stats struct {
 	// FreeDemotions are the demotions that compressed nothing: the page
 	// kept the image it was read from, written as, or promoted from.
 	FreeDemotions int64
-	// LiteralDemotions are the demotions that compressed their page as a
-	// frame of literals (demote_coding.go).
+	// LiteralDemotions are the demotions (counted in Demotions) that
+	// compressed their page as a frame of literals (demote_coding.go).
 	LiteralDemotions int64
 	Promotions       int64 // images decompressed into frames (= compressed hits)
 	// KeptImages counts images kept by pages read from the store or

@@ -22,8 +22,8 @@ import (
 // block: its header names the dictionary and the content size (single
 // segment, no checksum); the block's literals section is treeless (the
 // dictionary's table), four streams from 1 KiB up; its sequences section
-// has none, or one for the page's longest run of zero bytes (a leaf's
-// free space): the run's first zero is a literal and the rest a match at
+// has none, or one for the page's longest run of zero bytes if it is at
+// least minZeroMatch long (a leaf's free space): the run's first zero is a literal and the rest a match at
 // offset 1, its three codes in RLE mode so that the bitstream holds only
 // their extra bits. Any zstd decoder given the dictionary decodes it.
 //
@@ -78,8 +78,12 @@ func (t *litTable) literalFrame(dst, src []byte, dictID uint32) ([]byte, bool) {
 	}
 	out := binary.LittleEndian.AppendUint32(dst[:0], zstdFrameMagic)
 	// Frame header descriptor: single segment, a 4-byte dictionary ID,
-	// and a content size of 2 bytes (less 256) or 4.
-	if n := len(src); n < 256+1<<16 {
+	// and a content size of 1 byte, 2 bytes (less 256) or 4.
+	if n := len(src); n < 256 {
+		out = append(out, 1<<5|3) // a 1-byte content size
+		out = binary.LittleEndian.AppendUint32(out, dictID)
+		out = append(out, byte(n))
+	} else if n < 256+1<<16 {
 		out = append(out, 1<<6|1<<5|3)
 		out = binary.LittleEndian.AppendUint32(out, dictID)
 		out = binary.LittleEndian.AppendUint16(out, uint16(n-256))

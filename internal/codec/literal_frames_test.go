@@ -68,6 +68,9 @@ func TestLiteralFramesDecodeBack(t *testing.T) {
 			lens = append(lens, b.base, b.base+1, max(2*b.base-1, 0))
 		}
 		for _, start := range lens {
+			if size > 16<<10 && start < 16<<10 {
+				continue // the codes below are covered at 16 KiB
+			}
 			for _, b := range mlBaselines {
 				for _, n := range []int{b.base + 1, b.base + 2} {
 					if n < minZeroMatch || start+n > size {

@@ -72,6 +72,14 @@ import (
 // next scheduler tick (p99.9 of point reads 4× and 8× the memory 2.6–4.3
 // ms without the yield, 0.5–0.9 ms with it, as when parked).
 //
+// A known cost: while a lone reader polls read after read and the other
+// Ps run goroutines that never block, nothing looks at the poller but the
+// runtime's monitor (every 10 ms): a goroutine waiting on a socket or a
+// pipe meanwhile waits that long (a reviewer's test: 10–20 ms against 4
+// µs with parked reads). Parked, the reader's P would have been idle and
+// polled. A reader that blocks between reads (a server's connection)
+// lets its P look.
+//
 // Where AIO is not available (io_setup fails: no kernel support, a seccomp
 // filter, fs.aio-max-nr exhausted), a submission is refused (EAGAIN: too
 // many in flight, or any other error), maxEventFDs reads are in flight

@@ -93,8 +93,11 @@ func testDirectReadsThroughAIO(t *testing.T, poll bool) {
 	if got := a.reads.Load() - before; got < 16*50 {
 		t.Fatalf("%d reads through AIO, want %d", got, 16*50)
 	}
-	// One reader alone: with PollReads and a P to spare, it polls (most
-	// of its reads complete within the budget); without, never.
+	// One reader alone: with PollReads and a P to spare, it polls (with a
+	// budget no device exceeds, every read completes within it); without,
+	// never.
+	defer func(b time.Duration) { pollBudget = b }(pollBudget)
+	pollBudget = 10 * time.Second
 	polledBefore = a.polled.Load()
 	for range 50 {
 		buf := AlignedBuffer(BlockSize)
@@ -107,8 +110,8 @@ func testDirectReadsThroughAIO(t *testing.T, poll bool) {
 	switch {
 	case (!poll || runtime.GOMAXPROCS(0) < 2) && polled != 0:
 		t.Fatalf("%d reads polled (without PollReads, or with GOMAXPROCS %d)", polled, runtime.GOMAXPROCS(0))
-	case poll && runtime.GOMAXPROCS(0) >= 2 && polled < 25:
-		t.Fatalf("%d of 50 reads of one reader polled with PollReads, want most", polled)
+	case poll && runtime.GOMAXPROCS(0) >= 2 && polled != 50:
+		t.Fatalf("%d of 50 reads of one reader polled with PollReads, want all", polled)
 	}
 	checkEventFDsDrained(t, a)
 	if d, ok := ReadOverhead(); !ok || d <= 0 {
@@ -260,6 +263,7 @@ func testReaderWaitsForATakenCompletion(t *testing.T, poll bool) {
 	if _, err := unix.Write(r.efd.fd, []byte{1, 0, 0, 0, 0, 0, 0, 0}); err != nil {
 		t.Fatal(err)
 	}
+	polledBefore := a.polled.Load()
 	returned := make(chan struct{})
 	go func() { a.wait(r, poll); close(returned) }()
 	select {
@@ -279,6 +283,9 @@ func testReaderWaitsForATakenCompletion(t *testing.T, poll bool) {
 	}
 	if r.retry || r.res != BlockSize {
 		t.Fatalf("retry %v, result %d; want the recorded %d", r.retry, r.res, BlockSize)
+	}
+	if want := map[bool]int64{false: 0, true: 1}[poll && runtime.GOMAXPROCS(0) >= 2]; a.polled.Load()-polledBefore != want {
+		t.Fatalf("%d completions seen by polling, want %d", a.polled.Load()-polledBefore, want)
 	}
 	checkEventFDsDrained(t, a)
 }
